@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * coarse_stat_fs: what the module's files share. main.c owns the clock and the filesystem,
+ * thread.c the per-thread pages, cpu.c the cpu page.
+ */
+#ifndef CSF_H
+#define CSF_H
+
+#include <linux/fs.h>
+#include <linux/types.h>
+
+#include "../include/uapi/coarse_stat_fs.h"
+
+/* The TSC as the module sees it, fixed at load (main.c). */
+struct csf_clock {
+	u64 tsc_hz;
+	u32 flags; /* CSF_HDR_* */
+	u32 cyc2ns_mult, cyc2ns_shift; /* ns = cyc * mult >> shift */
+	u32 ns2cyc_mult, ns2cyc_shift; /* cyc = ns * mult >> shift */
+};
+
+extern struct csf_clock csf_clock;
+
+void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size);
+
+/* A seqcount writer for a page that user space reads (see the uapi header for the reader). */
+static __always_inline void csf_write_begin(__u32 *seq)
+{
+	WRITE_ONCE(*seq, *seq + 1);
+	smp_wmb();
+}
+
+static __always_inline void csf_write_end(__u32 *seq)
+{
+	smp_wmb();
+	WRITE_ONCE(*seq, *seq + 1);
+}
+
+/* thread.c */
+extern const struct file_operations csf_thread_fops;
+int csf_thread_init(void);
+void csf_thread_exit(void);
+
+/* cpu.c */
+extern const struct file_operations csf_cpu_fops;
+int csf_cpu_init(void);
+void csf_cpu_exit(void);
+loff_t csf_cpu_map_size(void);
+
+#endif /* CSF_H */

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * coarse_stat_fs: module init, the filesystem and the clock.
+ *
+ * The filesystem is a root directory and two read-only files, mounted at
+ * /sys/kernel/coarse_stat_fs. Everything a file offers is in its mapping; see
+ * include/uapi/coarse_stat_fs.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs_context.h>
+#include <linux/kobject.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/preempt.h>
+#include <linux/sysfs.h>
+#include <asm/cpufeature.h>
+#include <asm/tsc.h>
+
+#include "compat.h"
+#include "csf.h"
+
+
+struct csf_clock csf_clock __read_mostly;
+
+/* The largest shift <= 32 for which to * 2^shift / from fits the 32-bit multiplier. */
+static void csf_calc_mult_shift(u64 from, u64 to, u32 *mult, u32 *shift)
+{
+	u32 sft;
+	u64 m = 0;
+
+	for (sft = 32; sft > 0; sft--) {
+		if (to > U64_MAX >> sft)
+			continue;
+		m = div64_u64((to << sft) + from / 2, from);
+		if (m <= U32_MAX)
+			break;
+	}
+	*mult = m;
+	*shift = sft;
+}
+
+static int __init csf_clock_init(void)
+{
+	struct csf_clock *c = &csf_clock;
+
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !tsc_khz) {
+		pr_err("needs a TSC with a known frequency; this CPU reports none\n");
+		return -ENODEV;
+	}
+	c->tsc_hz = (u64)tsc_khz * 1000;
+	csf_calc_mult_shift(c->tsc_hz, NSEC_PER_SEC, &c->cyc2ns_mult, &c->cyc2ns_shift);
+	csf_calc_mult_shift(NSEC_PER_SEC, c->tsc_hz, &c->ns2cyc_mult, &c->ns2cyc_shift);
+	if (boot_cpu_has(X86_FEATURE_CONSTANT_TSC) && boot_cpu_has(X86_FEATURE_NONSTOP_TSC))
+		c->flags |= CSF_HDR_TSC_INVARIANT;
+	if (boot_cpu_has(X86_FEATURE_RDTSCP))
+		c->flags |= CSF_HDR_RDTSCP;
+
+	/* Not fatal: the buckets still add up, but a cycle is not a fixed time (README, Caveats). */
+	if (!(c->flags & CSF_HDR_TSC_INVARIANT))
+		pr_info("TSC %u kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
+			tsc_khz);
+	return 0;
+}
+
+void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
+{
+	hdr->magic = CSF_MAGIC;
+	hdr->abi_version = CSF_ABI_VERSION;
+	hdr->kind = kind;
+	hdr->size = size;
+	hdr->flags = csf_clock.flags;
+	hdr->tsc_hz = csf_clock.tsc_hz;
+	hdr->cyc2ns_mult = csf_clock.cyc2ns_mult;
+	hdr->cyc2ns_shift = csf_clock.cyc2ns_shift;
+}
+
+/* The files are the module's: not even root may truncate, chmod or touch them. */
+static int csf_setattr(csf_idmap_t *idmap, struct dentry *dentry, struct iattr *attr)
+{
+	return -EPERM;
+}
+
+static const struct inode_operations csf_file_iops = {
+	.setattr = csf_setattr,
+};
+
+static int csf_create_file(struct super_block *sb, unsigned long ino, const char *name,
+			   const struct file_operations *fops, loff_t size)
+{
+	struct dentry *dentry;
+	struct inode *inode;
+
+	dentry = d_alloc_name(sb->s_root, name);
+	if (!dentry)
+		return -ENOMEM;
+	inode = new_inode(sb);
+	if (!inode) {
+		dput(dentry);
+		return -ENOMEM;
+	}
+	inode->i_ino = ino;
+	inode->i_mode = S_IFREG | 0444;
+	inode->i_op = &csf_file_iops;
+	inode->i_fop = fops;
+	inode->i_size = size; /* st_size: the length to map */
+	csf_inode_init_ts(inode);
+	csf_d_add_persistent(dentry, inode);
+	return 0;
+}
+
+static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	static const struct tree_descr root_only[] = { { "" } };
+	int err;
+
+	err = simple_fill_super(sb, CSF_SUPER_MAGIC, root_only);
+	if (!err)
+		err = csf_create_file(sb, 2, CSF_THREAD_FILE, &csf_thread_fops, PAGE_SIZE);
+	if (!err)
+		err = csf_create_file(sb, 3, CSF_CPU_FILE, &csf_cpu_fops, csf_cpu_map_size());
+	return err; /* on error the VFS calls kill_sb, which frees what was made */
+}
+
+static int csf_get_tree(struct fs_context *fc)
+{
+	return get_tree_single(fc, csf_fill_super);
+}
+
+static const struct fs_context_operations csf_context_ops = {
+	.get_tree = csf_get_tree,
+};
+
+static int csf_init_fs_context(struct fs_context *fc)
+{
+	fc->ops = &csf_context_ops;
+	return 0;
+}
+
+static struct file_system_type csf_fs_type = {
+	.owner = THIS_MODULE,
+	.name = CSF_FS_TYPE,
+	.init_fs_context = csf_init_fs_context,
+	.kill_sb = csf_kill_sb,
+};
+
+static int __init csf_init(void)
+{
+	int err;
+
+	err = csf_clock_init();
+	if (err)
+		return err;
+
+	/*
+	 * Enable the notifier static key once for the module's lifetime rather than per thread:
+	 * preempt_notifier_inc() may sleep, and threads die in contexts that may not.
+	 */
+	preempt_notifier_inc();
+
+	err = csf_thread_init();
+	if (err)
+		goto out_notifier;
+	err = csf_cpu_init();
+	if (err)
+		goto out_thread;
+	err = register_filesystem(&csf_fs_type);
+	if (err)
+		goto out_cpu;
+	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
+	if (err)
+		goto out_fs;
+	return 0;
+
+out_fs:
+	unregister_filesystem(&csf_fs_type);
+out_cpu:
+	csf_cpu_exit();
+out_thread:
+	csf_thread_exit();
+out_notifier:
+	preempt_notifier_dec();
+	return err;
+}
+
+/* Runs only once no thread is registered: each registered thread holds a module reference. */
+static void __exit csf_exit(void)
+{
+	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
+	unregister_filesystem(&csf_fs_type);
+	csf_cpu_exit();
+	csf_thread_exit();
+	preempt_notifier_dec();
+}
+
+module_init(csf_init);
+module_exit(csf_exit);
+
+MODULE_DESCRIPTION("Per-thread scheduler statistics and per-CPU times in read-only shared pages");
+MODULE_AUTHOR("The coarse_stat_fs authors");
+MODULE_LICENSE("GPL");

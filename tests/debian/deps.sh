@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# deps.sh WHAT...: make sure the host has the Debian packages a task needs. Run as root, it
+# installs what is missing; otherwise it prints the apt-get line to run and fails.
+#   host   booting test guests: QEMU, mmdebstrap, cpio, util-linux
+#   lint   the static checks (make lint)
+set -eu
+
+need=""
+for what in "$@"; do
+	case $what in
+	host) list="qemu-system-x86_64:qemu-system-x86 mmdebstrap:mmdebstrap cpio:cpio
+		unshare:util-linux timeout:coreutils git:git" ;;
+	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
+	esac
+	for pair in $list; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 || need="$need ${pair#*:}"
+	done
+done
+[ -n "$need" ] || exit 0
+need=$(echo "$need" | tr ' ' '\n' | sort -u | tr '\n' ' ')
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps.sh: missing packages (Debian names):$need; install them with your package manager" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: missing packages. Install them with:" >&2
+	echo "  sudo apt-get install --no-install-recommends$need" >&2
+	exit 1
+fi
+echo "deps.sh: installing$need"
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086 # a list of package names
+apt-get install -y -q --no-install-recommends $need >/dev/null ||
+	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $need >/dev/null; }

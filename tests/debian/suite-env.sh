@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# suite-env.sh SUITE: make sure the cached build-and-boot environment for a Debian suite exists
+# and carries the suite's current kernel, then print its root directory on stdout.
+#
+# The environment is a chroot made by mmdebstrap: the suite's own compiler, the headers and
+# image of its kernel, busybox for the guest. It lives outside the work tree, in
+# $CSF_CACHE/debian/SUITE (default ~/.cache/coarse_stat_fs), and is rebuilt only when the
+# archive's kernel package or the package list below changes. Needs root.
+set -eu
+
+suite=${1:?usage: suite-env.sh SUITE}
+cache=${CSF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/coarse_stat_fs}
+dir=$cache/debian/$suite
+root=$dir/root
+
+# Packages of the environment; changing this list rebuilds it.
+pkgs="build-essential busybox-static cpio kmod xz-utils zstd"
+kpkgs="linux-headers-amd64 linux-image-amd64"
+
+say() { printf '%s\n' "suite-env[$suite]: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# The archive copy this machine reaches can lag: accept Release files past their Valid-Until
+# date, and say so below when that happens.
+aptopt='Acquire::Check-Valid-Until "false"'
+
+case $suite in
+bookworm | trixie | sid)
+	base=$suite
+	kinclude=$(echo "$kpkgs" | tr ' ' ',')
+	;;
+trixie-backports)
+	# Stable userland, kernel from backports: add the backports line next to the line
+	# mmdebstrap writes for its default mirror, so no host name is written here.
+	base=trixie
+	kinclude="linux-headers-amd64/trixie-backports,linux-image-amd64/trixie-backports"
+	;;
+*)
+	die "unknown suite '$suite' (bookworm, trixie, trixie-backports or sid)"
+	;;
+esac
+
+[ "$(id -u)" = 0 ] || die "needs root (mmdebstrap and chroot); run it with sudo"
+command -v mmdebstrap >/dev/null || die "mmdebstrap is missing: apt-get install mmdebstrap"
+
+in_root() {
+	# A private mount namespace: /proc vanishes with the command, whatever happens to it.
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m --propagation private sh -c 'mount -t proc proc "$1/proc" && shift && chroot "$@"' \
+		sh "$root" "$root" "$@"
+}
+
+# Print the kernel package version the archive offers now, or nothing when it cannot be asked.
+archive_kernel() {
+	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	if ! in_root apt-get -q -o Acquire::Check-Valid-Until=false update >"$dir/apt-update.log" 2>&1; then
+		say "could not reach the archive (see $dir/apt-update.log); keeping the cached environment"
+		return 0
+	fi
+	expired_note
+	if [ "$suite" = trixie-backports ]; then
+		in_root apt-cache madison linux-image-amd64 |
+			awk -F' [|] ' '$3 ~ / trixie-backports\// { print $2; exit }'
+	else
+		in_root apt-cache policy linux-image-amd64 | sed -n 's/^ *Candidate: *//p'
+	fi
+}
+
+# Say when a Release file we just accepted is past its Valid-Until date.
+expired_note() {
+	now=$(date -u +%s)
+	for rel in "$root"/var/lib/apt/lists/*_InRelease "$root"/var/lib/apt/lists/*_Release; do
+		[ -f "$rel" ] || continue
+		until=$(sed -n 's/^Valid-Until: //p' "$rel" | head -n 1)
+		[ -n "$until" ] || continue
+		t=$(date -u -d "$until" +%s 2>/dev/null) || continue
+		[ "$t" -lt "$now" ] &&
+			say "note: $(basename "$rel") expired on $until; used anyway (Acquire::Check-Valid-Until=false)"
+	done
+	return 0
+}
+
+installed_kernel() {
+	# shellcheck disable=SC2016 # a dpkg-query format, not a shell expansion
+	in_root dpkg-query -W -f '${Version}' linux-image-amd64 2>/dev/null || true
+}
+
+want_stamp() {
+	printf '%s|%s|%s\n' "$1" "$pkgs" "$kinclude"
+}
+
+build_env() {
+	say "building the $suite environment in $root (a few minutes, ~1 GB; cached afterwards)"
+	rm -rf "$dir/new"
+	mkdir -p "$dir"
+	set -- --variant=apt --include="$(echo "$pkgs" | tr ' ' ','),$kinclude" --aptopt="$aptopt"
+	if [ "$suite" = trixie-backports ]; then
+		# shellcheck disable=SC2016 # expanded by mmdebstrap's hook shell
+		set -- "$@" --setup-hook='sed -n "s/ trixie main/ trixie-backports main/p" "$1/etc/apt/sources.list" >"$1/etc/apt/sources.list.d/backports.list"'
+	fi
+	if ! mmdebstrap "$@" "$base" "$dir/new" </dev/null >"$dir/mmdebstrap.log" 2>&1; then
+		tail -n 20 "$dir/mmdebstrap.log" >&2
+		die "mmdebstrap failed; full log in $dir/mmdebstrap.log"
+	fi
+	rm -rf "$root"
+	mv "$dir/new" "$root"
+}
+
+if [ -f "$dir/stamp" ] && [ -d "$root" ]; then
+	avail=$(archive_kernel)
+	have=$(installed_kernel)
+	if [ -n "$avail" ] && [ "$(want_stamp "$avail")" != "$(cat "$dir/stamp")" ]; then
+		say "kernel package $have -> $avail or package list changed: rebuilding"
+		build_env
+	fi
+else
+	build_env
+fi
+
+if [ ! -f "$dir/stamp" ] || [ "$(want_stamp "$(installed_kernel)")" != "$(cat "$dir/stamp")" ]; then
+	[ -n "$(installed_kernel)" ] || die "no kernel in $root; see $dir/mmdebstrap.log"
+	want_stamp "$(installed_kernel)" >"$dir/stamp"
+	archive_kernel >/dev/null # reports expired Release files once for a fresh environment
+fi
+printf '%s\n' "$root"

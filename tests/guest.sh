@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest.sh KERNEL CONFIG ART OUT [TEST...]: boot KERNEL in QEMU with ART (see stage-guest.sh)
+# as its initramfs, run the tests (default: all, as tests/vm-inner.sh lists them), print one line per test as it finishes and a final
+# "RESULT <failures>". Exits non-zero when anything failed.
+#
+# A run fails on a failed test, on any kernel warning, oops, BUG, KFENCE or hung-task report in
+# the console log, when the guest dies before it reports, and when it runs past VM_TIMEOUT.
+#
+# Environment:
+#   VM_TIMEOUT  seconds before the guest is killed (default 600)
+#   VM_DEBUG    1 (default): slub_debug, init_on_free and KFENCE; 0 for benchmarks
+#   VM_ACCEL    auto (default: KVM when /dev/kvm boots a kernel, else TCG), kvm or tcg
+#   VM_SMP, VM_MEM  vCPUs (default 2) and MiB (default 1024)
+#   VM_TCG_THREAD   single (default) or multi: TCG's threading, without KVM
+set -euo pipefail
+
+kernel=${1:?usage: guest.sh KERNEL CONFIG ART OUT [TEST...]}
+config=${2:?}
+art=${3:?}
+out=${4:?}
+shift 4
+tests=("$@")
+
+VM_TIMEOUT=${VM_TIMEOUT:-600}
+VM_DEBUG=${VM_DEBUG:-1}
+VM_ACCEL=${VM_ACCEL:-auto}
+VM_SMP=${VM_SMP:-2}
+VM_MEM=${VM_MEM:-1024}
+
+# Kernel messages that fail a run (the guest greps its own dmesg for the same).
+kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
+
+mkdir -p "$out"
+console=$out/console.log
+results=$out/results.log
+rm -f "$console" "$results"
+
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
+	-m "$VM_MEM" -smp "$VM_SMP" -kernel "$kernel")
+
+# KVM only if it really boots a kernel here: /dev/kvm can exist and still fail (nested setups).
+kvm_works() {
+	[ -w /dev/kvm ] || return 1
+	(timeout 20 "${qemu[@]}" -accel kvm -cpu host -serial "file:$out/kvm-probe.log" \
+		-append "console=ttyS0 panic=-1" >/dev/null 2>&1) 2>/dev/null || true
+	grep -q "Linux version" "$out/kvm-probe.log" 2>/dev/null
+}
+
+case $VM_ACCEL in
+auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
+kvm | tcg) accel=$VM_ACCEL ;;
+*) echo "guest: VM_ACCEL must be auto, kvm or tcg" >&2; exit 2 ;;
+esac
+if [ "$accel" = kvm ]; then
+	qemu+=(-accel kvm -cpu host)
+else
+	# One host thread for all vCPUs: multi-threaded TCG (QEMU 7.2) can run a stale int3 after
+	# the kernel patches code on another vCPU, and the guest oopses (seen at boot, once in ~40).
+	qemu+=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max)
+fi
+
+cmdline="console=ttyS0,115200 rdinit=/init loglevel=5 printk.time=1 tsc=reliable"
+cmdline+=" panic=-1 oops=panic panic_on_warn=1"
+if [ "$VM_DEBUG" = 1 ]; then
+	cmdline+=" slub_debug=FZPU init_on_free=1"
+	grep -q '^CONFIG_KFENCE=y' "$config" && cmdline+=" kfence.sample_interval=10"
+fi
+if [ "${#tests[@]}" -gt 0 ]; then
+	list=${tests[*]}
+	cmdline+=" csf.tests=${list// /,}" # none: the guest runs its default list
+fi
+
+(cd "$art" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$out/initramfs.cpio"
+
+echo "guest: booting $(basename "$kernel") ($accel, $VM_SMP vCPUs, VM_DEBUG=$VM_DEBUG," \
+	"timeout ${VM_TIMEOUT}s); console log: $console"
+: >"$results"
+start=$(date +%s)
+timeout "$VM_TIMEOUT" "${qemu[@]}" -initrd "$out/initramfs.cpio" -append "$cmdline" \
+	-serial "file:$console" -serial "file:$results" >"$out/qemu.log" 2>&1 &
+qpid=$!
+# Show each test's line as the guest reports it.
+tail -n +1 -f --pid="$qpid" "$results" | grep --line-buffered -v '^RESULT' || true
+rc=0
+wait "$qpid" || rc=$?
+elapsed=$(($(date +%s) - start))
+
+fails=$(grep -c '^FAIL' "$results" || true)
+problems=()
+if [ "$rc" = 124 ]; then
+	problems+=("guest timed out after ${VM_TIMEOUT}s (VM_TIMEOUT)")
+elif ! grep -q '^RESULT' "$results"; then
+	problems+=("guest died before reporting (qemu exit $rc)")
+fi
+# Only timestamped lines are the kernel's: test output on the same console must not count.
+if grep -E '^\[ *[0-9]+\.[0-9]+\]' "$console" | grep -E "$kernel_bad" >"$out/kernel-problems.log"; then
+	problems+=("kernel reported problems:")
+fi
+
+for p in "${problems[@]}"; do
+	echo "FAIL harness ($p)"
+	fails=$((fails + 1))
+done
+if [ -s "$out/kernel-problems.log" ]; then
+	head -n 20 "$out/kernel-problems.log"
+fi
+if [ "${#problems[@]}" -gt 0 ]; then
+	echo "--- last 40 lines of $console ---"
+	tail -n 40 "$console" | tr -d '\r'
+	echo "---"
+	[ -s "$out/qemu.log" ] && cat "$out/qemu.log"
+fi
+echo "guest: done in ${elapsed}s"
+echo "RESULT $fails"
+[ "$fails" = 0 ]

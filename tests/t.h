@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * t.h: the tests' framework. A test program is a list of scenarios:
+ *
+ *	TEST("sleeping lands in sleep_cyc") {
+ *		...
+ *		CHECK(cond, "what went wrong: %d", value);	// records a failure, goes on
+ *		REQUIRE(cond, "...");				// records a failure, ends the scenario
+ *		SKIP("why");					// ends the scenario as skipped
+ *	}
+ *	return t_done("t_name");
+ *
+ * Output is kselftest's: "ok N name" or "not ok N name", with "#" lines saying what was expected
+ * and what was seen. t_done() returns the exit status: 0 when nothing failed, 4 (KSFT_SKIP) when
+ * everything was skipped, 1 otherwise.
+ */
+#ifndef CSF_TESTS_T_H
+#define CSF_TESTS_T_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strerrorname_np() */
+#endif
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int t_nr, t_passed, t_failed, t_skipped;
+static int t_cur_failed, t_cur_skipped;
+static const char *t_cur_name;
+
+static inline int t_begin(const char *name)
+{
+	t_cur_name = name;
+	t_cur_failed = 0;
+	t_cur_skipped = 0;
+	t_nr++;
+	printf("# %d: %s\n", t_nr, name);
+	fflush(stdout);
+	return 1;
+}
+
+static inline int t_end(void)
+{
+	if (t_cur_failed) {
+		t_failed++;
+		printf("not ok %d %s\n", t_nr, t_cur_name);
+	} else if (t_cur_skipped) {
+		t_skipped++;
+		printf("ok %d %s # SKIP\n", t_nr, t_cur_name);
+	} else {
+		t_passed++;
+		printf("ok %d %s\n", t_nr, t_cur_name);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* A scenario: a block run once, between t_begin() and t_end(); "continue" ends it early. */
+#define TEST(name) for (int t_once_ = t_begin(name); t_once_; t_once_ = t_end())
+
+static inline void __attribute__((format(printf, 4, 5)))
+t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("#   FAIL %s:%d: %s: ", file, line, what);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	t_cur_failed = 1;
+}
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond))                                               \
+			t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
+	} while (0)
+
+/* Like CHECK, but a failure ends the scenario (only directly inside TEST's block). */
+#define REQUIRE(cond, ...)                                                 \
+	if (!(cond)) {                                                     \
+		t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);         \
+		continue;                                                  \
+	}
+
+/* Compare integers, printing both. */
+#define CHECK_EQ(actual, expected)                                                          \
+	do {                                                                                \
+		long long a_ = (long long)(actual), e_ = (long long)(expected);             \
+		if (a_ != e_)                                                               \
+			t_fail_at(__FILE__, __LINE__, #actual " == " #expected,             \
+				  "expected %lld, got %lld", e_, a_);                       \
+	} while (0)
+
+/* A call that must fail with errno e: CHECK_ERRNO(open(...), EACCES). */
+#define CHECK_ERRNO(call, e)                                                                 \
+	do {                                                                                 \
+		errno = 0;                                                                   \
+		long r_ = (long)(call);                                                      \
+		int e_ = errno;                                                              \
+		if (r_ != -1 || e_ != (e))                                                   \
+			t_fail_at(__FILE__, __LINE__, #call,                                 \
+				  "expected -1 with %s, got %ld with %s", strerrorname_np(e),  \
+				  r_, e_ ? strerrorname_np(e_) : "errno 0");                  \
+	} while (0)
+
+#define SKIP(...)                                     \
+	{                                             \
+		printf("#   SKIP: ");                     \
+		printf(__VA_ARGS__);                      \
+		printf("\n");                         \
+		t_cur_skipped = 1;                    \
+		continue;                             \
+	}
+
+/* Setup that cannot go wrong in a working guest: report and stop the program. */
+static inline void __attribute__((noreturn, format(printf, 1, 2))) t_die(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	printf("# FATAL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" (errno %d: %s)\n", e, strerror(e));
+	fflush(stdout);
+	exit(1);
+}
+
+static inline uint64_t t_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep for ns nanoseconds, whatever signals arrive. */
+static inline void t_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Burn CPU for ns nanoseconds of wall time. */
+static inline void t_spin_ns(uint64_t ns)
+{
+	uint64_t end = t_mono_ns() + ns;
+
+	while (t_mono_ns() < end)
+		;
+}
+
+/* Print the summary line and return the exit status. */
+static inline int t_done(const char *prog)
+{
+	printf("# %s: %d passed, %d failed, %d skipped\n", prog, t_passed, t_failed, t_skipped);
+	fflush(stdout);
+	if (t_failed)
+		return 1;
+	return t_passed ? 0 : 4;
+}
+
+#endif /* CSF_TESTS_T_H */

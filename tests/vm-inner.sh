@@ -1,0 +1,132 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest's /init: load the module, mount it, run the tests named on the kernel command line
+# (csf.tests=a,b,c), check that rmmod is refused while a thread is registered and accepted
+# afterwards, check the kernel log, and power off.
+#
+# Test output goes to the console (ttyS0, the host's console.log). One line per test, and a
+# final "RESULT <failures>", also go to ttyS1, which the host reads (results.log).
+
+export PATH=/bin:/csf/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+exec </dev/null >/dev/console 2>&1
+
+res=/dev/ttyS1
+fails=0
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+report() { # STATUS NAME [DETAIL]
+	line="$1 $2${3:+ ($3)}"
+	echo "$line"
+	echo "$line" >"$res"
+	[ "$1" = FAIL ] && fails=$((fails + 1))
+	return 0
+}
+
+finish() {
+	echo "RESULT $fails"
+	echo "RESULT $fails" >"$res"
+	sync
+	poweroff -f
+}
+
+uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
+# run NAME CMD...: run a test program; exit 0 passes, 4 skips (kselftest's KSFT_SKIP).
+run() {
+	name=$1
+	shift
+	echo "=== $name: $*"
+	t0=$(uptime_ms)
+	timeout "$TEST_TIMEOUT" "$@"
+	rc=$?
+	ms=$(($(uptime_ms) - t0))
+	secs="$((ms / 1000)).$((ms % 1000 / 100))s"
+	case $rc in
+	0) report PASS "$name" "$secs" ;;
+	4) report SKIP "$name" "$secs" ;;
+	124 | 143) report FAIL "$name" "timed out after ${TEST_TIMEOUT}s" ;;
+	*) report FAIL "$name" "exit $rc, $secs" ;;
+	esac
+}
+
+# What "make demo" shows: the module and its files, then each page through csfcat.
+demo() {
+	echo "\$ grep coarse_stat_fs /proc/modules /proc/filesystems /proc/mounts"
+	grep coarse_stat_fs /proc/modules /proc/filesystems /proc/mounts
+	echo "\$ ls -l /sys/kernel/coarse_stat_fs"
+	ls -l /sys/kernel/coarse_stat_fs
+	for f in thread-self cpu; do
+		echo "\$ head -c 64 /sys/kernel/coarse_stat_fs/$f"
+		head -c 64 "/sys/kernel/coarse_stat_fs/$f"
+		echo
+	done
+	return 0
+}
+
+# Kernel messages that fail a run, wherever they come from.
+kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
+
+# The default list: every test, in the order they run.
+all_tests="fs"
+
+tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+[ -n "$tests" ] || tests=$all_tests
+echo "guest: $(uname -r), $(nproc) CPUs, tests: $tests"
+
+# Report a hung task well within the host's VM_TIMEOUT.
+echo 20 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+
+# Kernel modules the tests need (null_blk for iowait), in dependency order.
+if [ -f /csf/kmods/order ]; then
+	while read -r m; do
+		insmod "/csf/kmods/$m" || echo "guest: could not load $m"
+	done </csf/kmods/order
+fi
+
+if ! insmod /csf/coarse_stat_fs.ko; then
+	report FAIL load "insmod coarse_stat_fs.ko failed"
+	finish
+fi
+if ! mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs; then
+	report FAIL mount "mount -t coarse_stat_fs failed"
+	finish
+fi
+
+for t in $tests; do
+	case $t in
+	fs) run fs t_fs ;;
+	demo) run demo demo ;;
+	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
+	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
+	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
+	selftest-fail) run "$t" t_selftest_fail ;;
+	selftest-hang) run "$t" sleep 100000 ;;
+	*) report FAIL "$t" "no such test" ;;
+	esac
+done
+
+# Unloading: refused while the filesystem is mounted, then accepted once nothing holds it.
+if rmmod coarse_stat_fs 2>/dev/null; then
+	report FAIL rmmod-busy "rmmod succeeded while mounted"
+else
+	report PASS rmmod-busy
+fi
+umount /sys/kernel/coarse_stat_fs
+if rmmod coarse_stat_fs; then
+	report PASS rmmod
+else
+	report FAIL rmmod "rmmod refused after umount"
+fi
+
+if dmesg | grep -E "$kernel_bad" >/tmp/bad; then
+	cat /tmp/bad
+	report FAIL kernel-log "kernel reported problems, see above"
+else
+	report PASS kernel-log
+fi
+finish
