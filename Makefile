@@ -15,7 +15,8 @@ LDFLAGS += -static
 endif
 KBUILD_FLAGS := W=1 $(if $(WERROR),KCFLAGS=-Werror)
 
-HEADERS := include/uapi/coarse_stat_fs.h
+HEADERS := include/uapi/coarse_stat_fs.h lib/coarse_stat_fs.h
+PROGS := tools/csfcat
 
 .DEFAULT_GOAL := all
 
@@ -24,7 +25,10 @@ include tests/Makefile
 all: user ## Build the module (against KDIR) and all user-space programs
 	@$(MAKE) --no-print-directory module
 
-user: $(TEST_BINS) ## Build the user-space programs only (no kernel headers needed)
+user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel headers needed)
+
+tools/csfcat: tools/csfcat.c $(HEADERS)
+	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 module: ## Build kmod/coarse_stat_fs.ko against KDIR
 	@if [ ! -f "$(KDIR)/Makefile" ]; then \
@@ -39,6 +43,19 @@ module: ## Build kmod/coarse_stat_fs.ko against KDIR
 
 test-modules: ## Build the harness self-test module (tests/selftest) against KDIR
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/selftest $(KBUILD_FLAGS) modules
+
+# Each compiler and language the library promises to build with, warning-free.
+LIB_CHECKS := gcc:c11 clang:c11 g++:c++11 clang++:c++11 g++:c++17
+
+lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Wall -Wextra -Werror
+	@tests/debian/deps.sh lib
+	@for cl in $(LIB_CHECKS); do \
+		cc=$${cl%%:*}; std=$${cl#*:}; lang=c; \
+		case $$std in c++*) lang=c++ ;; esac; \
+		echo "  $$cc -std=$$std"; \
+		$$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/lib_compile.c \
+			|| exit 1; \
+	done
 
 check: ## Run the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
 	@tests/check.sh $(SUITE)
@@ -57,7 +74,7 @@ demo: ## Boot a kernel in a VM, load the module and show what it offers
 	tests/demo.sh $(SUITE)
 
 clean: ## Remove build output (the cached Debian environments stay)
-	rm -rf $(B)
+	rm -rf $(B) $(PROGS)
 	for d in kmod tests/selftest; do \
 		rm -f $$d/*.o $$d/*.ko $$d/*.mod $$d/*.mod.c $$d/.*.cmd $$d/Module.symvers \
 			$$d/modules.order; \
@@ -68,4 +85,4 @@ help: ## List the targets
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1"
 
-.PHONY: all user module test-modules check check-all debian selftest demo clean help
+.PHONY: all user module test-modules lib-check check check-all debian selftest demo clean help

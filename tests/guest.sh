@@ -43,8 +43,9 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 # KVM only if it really boots a kernel here: /dev/kvm can exist and still fail (nested setups).
 kvm_works() {
 	[ -w /dev/kvm ] || return 1
+	# In a subshell that outlives QEMU, so that a crash of QEMU is not reported here.
 	(timeout 20 "${qemu[@]}" -accel kvm -cpu host -serial "file:$out/kvm-probe.log" \
-		-append "console=ttyS0 panic=-1" >/dev/null 2>&1) 2>/dev/null || true
+		-append "console=ttyS0 panic=-1" >/dev/null 2>&1 || true) 2>/dev/null
 	grep -q "Linux version" "$out/kvm-probe.log" 2>/dev/null
 }
 

@@ -4,6 +4,7 @@
 # stage-guest.sh ART MODDIR: gather what the test guest's initramfs holds into ART, from a tree
 # where "make STATIC=1 all test-modules" has run (the current directory):
 #   ART/init                 tests/vm-inner.sh
+#   ART/csf/bin/csf-demo     tests/demo-guest.sh
 #   ART/bin/busybox + links  the guest's shell and tools (busybox-static)
 #   ART/csf/*.ko             the module and the harness self-test module
 #   ART/csf/bin/             test programs, csfcat, the example (statically linked)
@@ -25,6 +26,7 @@ rm -rf "$art"
 mkdir -p "$art/bin" "$art/csf/bin" "$art/csf/kmods" "$art/proc" "$art/sys" "$art/dev" \
 	"$art/tmp" "$art/mnt"
 cp tests/vm-inner.sh "$art/init"
+cp tests/demo-guest.sh "$art/csf/bin/csf-demo"
 cp "$busybox" "$art/bin/busybox"
 for applet in $("$busybox" --list); do
 	[ "$applet" = busybox ] || ln -sf busybox "$art/bin/$applet"

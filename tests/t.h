@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/coarse_stat_fs.h"
+
 static int t_nr, t_passed, t_failed, t_skipped;
 static int t_cur_failed, t_cur_skipped;
 static const char *t_cur_name;
@@ -159,6 +161,46 @@ static inline void t_spin_ns(uint64_t ns)
 
 	while (t_mono_ns() < end)
 		;
+}
+
+/* A snapshot of the calling thread, or the end of the program. */
+static inline void t_snap(struct csf_snap *s)
+{
+	if (csf_thread_snap(s))
+		t_die("csf_thread_snap");
+}
+
+/* Where the time between two snapshots went, in ms. */
+struct t_diff {
+	double wall, cpu, runq, sleep, dsleep, iowait;
+};
+
+static inline double t_ms(const struct csf_snap *s, uint64_t cyc)
+{
+	return (double)csf_cyc_to_ns(&s->p.hdr, cyc) / 1e6;
+}
+
+static inline struct t_diff t_diff(const struct csf_snap *a, const struct csf_snap *b)
+{
+	struct t_diff d = {
+		.wall = t_ms(b, b->tsc - a->tsc),
+		.cpu = t_ms(b, b->p.oncpu_cyc - a->p.oncpu_cyc),
+		.runq = t_ms(b, b->p.runq_cyc - a->p.runq_cyc),
+		.sleep = t_ms(b, b->p.sleep_cyc - a->p.sleep_cyc),
+		.dsleep = t_ms(b, b->p.dsleep_cyc - a->p.dsleep_cyc),
+		.iowait = t_ms(b, b->p.iowait_cyc - a->p.iowait_cyc),
+	};
+	return d;
+}
+
+static inline void t_print_diff(const char *what, const struct csf_snap *a,
+				const struct csf_snap *b)
+{
+	char line[CSF_DIFF_BUFSZ];
+
+	if (csf_format_diff(line, sizeof(line), a, b) < 0)
+		snprintf(line, sizeof(line), "(csf_format_diff: %s)", strerror(errno));
+	printf("#   %s: %s\n", what, line);
 }
 
 /* Print the summary line and return the exit status. */

@@ -101,8 +101,7 @@ int main(void)
 		      "mode changed to %o", st.st_mode & 07777);
 	}
 
-	TEST("opening fails until the pages exist") {
-		CHECK_ERRNO(open(MNT "/" CSF_THREAD_FILE, O_RDONLY), EOPNOTSUPP);
+	TEST("cpu cannot be opened until its page exists") {
 		CHECK_ERRNO(open(MNT "/" CSF_CPU_FILE, O_RDONLY), EOPNOTSUPP);
 	}
 

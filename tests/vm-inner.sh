@@ -54,25 +54,11 @@ run() {
 	esac
 }
 
-# What "make demo" shows: the module and its files, then each page through csfcat.
-demo() {
-	echo "\$ grep coarse_stat_fs /proc/modules /proc/filesystems /proc/mounts"
-	grep coarse_stat_fs /proc/modules /proc/filesystems /proc/mounts
-	echo "\$ ls -l /sys/kernel/coarse_stat_fs"
-	ls -l /sys/kernel/coarse_stat_fs
-	for f in thread-self cpu; do
-		echo "\$ head -c 64 /sys/kernel/coarse_stat_fs/$f"
-		head -c 64 "/sys/kernel/coarse_stat_fs/$f"
-		echo
-	done
-	return 0
-}
-
 # Kernel messages that fail a run, wherever they come from.
 kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
 
 # The default list: every test, in the order they run.
-all_tests="fs"
+all_tests="fs thread truth life bad stress tools"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -81,10 +67,16 @@ echo "guest: $(uname -r), $(nproc) CPUs, tests: $tests"
 # Report a hung task well within the host's VM_TIMEOUT.
 echo 20 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 
-# Kernel modules the tests need (null_blk for iowait), in dependency order.
+# Kernel modules the tests need, in dependency order. null_blk: a disk whose reads take 10 ms,
+# for iowait.
 if [ -f /csf/kmods/order ]; then
 	while read -r m; do
-		insmod "/csf/kmods/$m" || echo "guest: could not load $m"
+		case $m in
+		null_blk.ko) args="nr_devices=1 irqmode=2 completion_nsec=10000000" ;;
+		*) args="" ;;
+		esac
+		# shellcheck disable=SC2086 # module parameters
+		insmod "/csf/kmods/$m" $args || echo "guest: could not load $m"
 	done </csf/kmods/order
 fi
 
@@ -100,27 +92,47 @@ fi
 for t in $tests; do
 	case $t in
 	fs) run fs t_fs ;;
-	demo) run demo demo ;;
+	thread) run thread t_thread ;;
+	truth) run truth t_truth ;;
+	life) run life t_life ;;
+	bad) run bad t_bad ;;
+	stress) run stress t_stress ;;
+	tools) run tools t_tools ;;
+	demo) run demo csf-demo ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
 	selftest-fail) run "$t" t_selftest_fail ;;
 	selftest-hang) run "$t" sleep 100000 ;;
+	t_*) run "$t" "$t" ;; # any test program by name, for development
 	*) report FAIL "$t" "no such test" ;;
 	esac
 done
 
-# Unloading: refused while the filesystem is mounted, then accepted once nothing holds it.
-if rmmod coarse_stat_fs 2>/dev/null; then
-	report FAIL rmmod-busy "rmmod succeeded while mounted"
+# Unloading: refused while a thread is registered, even with no file open and the filesystem
+# unmounted; accepted once that thread is gone.
+t_hold >/tmp/hold &
+hold=$!
+for _ in $(seq 100); do
+	grep -q ready /tmp/hold && break
+	sleep 0.1
+done
+if ! grep -q ready /tmp/hold; then
+	report FAIL rmmod-busy "t_hold did not register a thread"
+elif ! umount /sys/kernel/coarse_stat_fs; then
+	report FAIL rmmod-busy "umount failed with no file open"
+elif rmmod coarse_stat_fs 2>/dev/null; then
+	report FAIL rmmod-busy "rmmod succeeded while a thread was registered"
 else
 	report PASS rmmod-busy
 fi
-umount /sys/kernel/coarse_stat_fs
+kill -9 "$hold"
+wait "$hold" 2>/dev/null
+umount /sys/kernel/coarse_stat_fs 2>/dev/null
 if rmmod coarse_stat_fs; then
 	report PASS rmmod
 else
-	report FAIL rmmod "rmmod refused after umount"
+	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
 
 if dmesg | grep -E "$kernel_bad" >/tmp/bad; then

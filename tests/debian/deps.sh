@@ -4,7 +4,7 @@
 # deps.sh WHAT...: make sure the host has the Debian packages a task needs. Run as root, it
 # installs what is missing; otherwise it prints the apt-get line to run and fails.
 #   host   booting test guests: QEMU, mmdebstrap, cpio, util-linux
-#   lint   the static checks (make lint)
+#   lib    compiling the library with each compiler it supports (make lib-check)
 set -eu
 
 need=""
@@ -12,6 +12,7 @@ for what in "$@"; do
 	case $what in
 	host) list="qemu-system-x86_64:qemu-system-x86 mmdebstrap:mmdebstrap cpio:cpio
 		unshare:util-linux timeout:coreutils git:git" ;;
+	lib) list="gcc:gcc g++:g++ clang:clang" ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 	for pair in $list; do

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coarse_stat_fs.h: read the coarse_stat_fs pages from user space. Header-only, C11 or C++11,
+ * x86-64, Linux. Copy it into your program, or install it (make install) and include
+ * <coarse_stat_fs.h>.
+ *
+ *	struct csf_snap a, b;
+ *	char buf[CSF_DIFF_BUFSZ];
+ *
+ *	if (csf_thread_snap(&a))		// maps the calling thread's page on first use
+ *		perror("csf_thread_snap");	// errno: ENOENT when the filesystem is not mounted
+ *	op();
+ *	csf_thread_snap(&b);			// no syscall: a copy under a seqcount and an rdtscp
+ *	csf_format_diff(buf, sizeof(buf), &a, &b);
+ *	puts(buf);
+ *
+ * Every function returns -1 and sets errno on failure; see each one for its errno values.
+ * The library keeps one mapping per thread (unmapped when the thread exits, remapped in a child
+ * after fork()) and one cpu page mapping per process. Threads must not call it between vfork()
+ * and exec, as with most of libc.
+ */
+#ifndef COARSE_STAT_FS_LIB_H
+#define COARSE_STAT_FS_LIB_H
+
+#if defined(__has_include)
+#if __has_include("../include/uapi/coarse_stat_fs.h")
+#include "../include/uapi/coarse_stat_fs.h" /* in the source tree */
+#else
+#include <linux/coarse_stat_fs.h> /* installed */
+#endif
+#else
+#include <linux/coarse_stat_fs.h>
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 02000000 /* hidden by strict -std=c11; its value on x86-64 Linux */
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#define CSF_TLS thread_local
+#else
+#define CSF_TLS _Thread_local
+#endif
+
+#define CSF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CSF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* One instance per program even when several files include this header. */
+#define CSF_SHARED __attribute__((weak))
+
+/* A snapshot of the calling thread's page. Yours to read at leisure: it is a private copy. */
+struct csf_snap {
+	struct csf_thread_page p; /* the page, with cyc[p.state] brought up to tsc */
+	uint64_t tsc; /* TSC the snapshot stands for: the buckets add up to tsc - p.start_tsc */
+	bool extrapolated; /* cyc[p.state] was brought up to tsc (false: the page is parked) */
+};
+
+/*
+ * Longest line csf_format_diff() can write, NUL included: six times in ms of up to 18
+ * characters and nine 64-bit counters of up to 20 digits (see tests/t_format.c).
+ */
+#define CSF_DIFF_BUFSZ 400
+
+/* Internal state, shared by all files that include this header (weak definitions). */
+struct csf__thread_state {
+	const struct csf_thread_page *page;
+	size_t len;
+};
+CSF_SHARED CSF_TLS struct csf__thread_state csf__thread;
+CSF_SHARED pthread_once_t csf__once = PTHREAD_ONCE_INIT;
+CSF_SHARED pthread_key_t csf__key;
+CSF_SHARED int csf__once_err;
+CSF_SHARED int csf__rdtscp = -1; /* -1: not asked yet */
+
+/* ---- Time ---- */
+
+static inline int csf__has_rdtscp(void)
+{
+	if (CSF_UNLIKELY(csf__rdtscp < 0)) {
+		unsigned int a, b, c, d;
+
+		/* CPUID 0x80000001: EDX bit 27 is RDTSCP. */
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+		__atomic_store_n(&csf__rdtscp, (int)((d >> 27) & 1), __ATOMIC_RELAXED);
+	}
+	return csf__rdtscp;
+}
+
+/* The TSC, read after every earlier instruction: rdtscp, or lfence; rdtsc without it. */
+static inline uint64_t csf_rdtsc(void)
+{
+	unsigned int aux;
+
+	if (CSF_LIKELY(csf__has_rdtscp()))
+		return __rdtscp(&aux);
+	_mm_lfence();
+	return __rdtsc();
+}
+
+/* Cycles to ns with the page's conversion (hdr.cyc2ns_mult/shift, 128-bit product). */
+static inline uint64_t csf_cyc_to_ns(const struct csf_hdr *h, uint64_t cyc)
+{
+	__extension__ typedef unsigned __int128 csf__u128;
+
+	return (uint64_t)(((csf__u128)cyc * h->cyc2ns_mult) >> h->cyc2ns_shift);
+}
+
+/* ---- Mapping ---- */
+
+/* Check a mapped page's header: EPROTO when the module speaks another ABI. */
+static inline int csf__check_hdr(const struct csf_hdr *h, unsigned int kind, size_t need,
+				 size_t len)
+{
+	if (h->magic != CSF_MAGIC || h->kind != kind || h->abi_version != CSF_ABI_VERSION ||
+	    h->size < need || h->size > len) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+/* Map FILE read-only; ENOENT when the filesystem is not mounted (or the module not loaded). */
+static inline const void *csf__map(const char *file, size_t *len)
+{
+	char path[sizeof(CSF_MOUNT_POINT) + 16];
+	struct stat st;
+	void *map;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", CSF_MOUNT_POINT, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	map = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+	e = errno;
+	close(fd); /* the mapping keeps the file */
+	errno = e;
+	return map == MAP_FAILED ? NULL : map;
+}
+
+static inline void csf__thread_unmap(void *page)
+{
+	/* Runs at thread exit (the key's destructor); the mapping's last reference goes. */
+	munmap(page, csf__thread.len);
+	csf__thread.page = NULL;
+}
+
+static inline void csf__after_fork(void)
+{
+	/* The child has no copy of the parent's mapping (VM_DONTCOPY): map its own when asked. */
+	csf__thread.page = NULL;
+	pthread_setspecific(csf__key, NULL); /* nothing for the destructor to unmap */
+}
+
+static inline void csf__init_once(void)
+{
+	csf__once_err = pthread_key_create(&csf__key, csf__thread_unmap);
+	if (!csf__once_err)
+		csf__once_err = pthread_atfork(NULL, NULL, csf__after_fork);
+}
+
+/* First use in a thread: open, map and check the thread's page. */
+static __attribute__((noinline, cold, unused)) int csf__thread_map(void)
+{
+	const struct csf_thread_page *page;
+	size_t len;
+
+	if (pthread_once(&csf__once, csf__init_once) || csf__once_err) {
+		errno = csf__once_err ? csf__once_err : EAGAIN;
+		return -1;
+	}
+	page = (const struct csf_thread_page *)csf__map(CSF_THREAD_FILE, &len);
+	if (!page)
+		return -1;
+	if (csf__check_hdr(&page->hdr, CSF_KIND_THREAD, sizeof(*page), len)) {
+		munmap((void *)page, len);
+		errno = EPROTO;
+		return -1;
+	}
+	csf__thread.page = page;
+	csf__thread.len = len;
+	pthread_setspecific(csf__key, (void *)page);
+	return 0;
+}
+
+/* ---- The seqcount reader, as the vDSO reads its data page ---- */
+
+static inline uint32_t csf__read_begin(const uint32_t *seq)
+{
+	uint32_t s;
+
+	while (CSF_UNLIKELY((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & 1))
+		_mm_pause();
+	return s;
+}
+
+static inline bool csf__read_retry(const uint32_t *seq, uint32_t start)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return CSF_UNLIKELY(__atomic_load_n(seq, __ATOMIC_RELAXED) != start);
+}
+
+/* ---- Snapshots ---- */
+
+/*
+ * Take a snapshot of the calling thread's page: a copy, the TSC read with it, and the current
+ * bucket brought up to that TSC. The first call in a thread maps the page (a few syscalls);
+ * every later call makes none. Returns 0, or -1 with errno: ENOENT (not mounted), EPROTO
+ * (module of another ABI version), or what open() or mmap() set.
+ */
+static inline int csf_thread_snap(struct csf_snap *s)
+{
+	const struct csf_thread_page *page = csf__thread.page;
+	uint32_t seq, state;
+	uint64_t tsc, last;
+
+	if (CSF_UNLIKELY(!page)) {
+		if (csf__thread_map())
+			return -1;
+		page = csf__thread.page;
+	}
+
+	/* Only loads and the TSC read in the loop; a torn copy is thrown away. */
+	do {
+		seq = csf__read_begin(&page->seq);
+		memcpy(&s->p, page, sizeof(s->p));
+		tsc = csf_rdtsc();
+	} while (csf__read_retry(&page->seq, seq));
+
+	state = s->p.state;
+	last = s->p.last_switch_tsc;
+	if (CSF_UNLIKELY((s->p.flags & CSF_THREAD_PARKED) || state >= CSF_NR_STATES)) {
+		s->tsc = last;
+		s->extrapolated = false;
+		return 0;
+	}
+	/* A TSC behind the page's (another CPU's, unsynchronized) counts as no time at all. */
+	if (CSF_UNLIKELY((int64_t)(tsc - last) < 0))
+		tsc = last;
+	s->p.cyc[state] += tsc - last;
+	s->tsc = tsc;
+	s->extrapolated = true;
+	return 0;
+}
+
+/* ---- Formatting ---- */
+
+/* ns as ms with three decimals, rounded to the microsecond. */
+static inline int csf__fmt_ms(char *buf, size_t len, uint64_t ns)
+{
+	uint64_t us = ns / 1000 + (ns % 1000 >= 500);
+
+	return snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
+}
+
+/*
+ * Write where the time between two snapshots of one thread went, as one line:
+ *
+ * wall 25.119ms = cpu 0.017 + runq 0.000 + sleep 25.102 + dsleep 0.000 + iowait 0.000 |
+ * preempt 0 block 1 migrate 0 | flt 4/0 | sysc r0 w0 | io r0B w0B
+ *
+ * (without the line break): times in ms, switches, minor/major faults, read/write syscalls and
+ * the bytes those syscalls read and wrote (rchar, wchar). Returns the line's length. When len is
+ * too small, buf holds as much of the line as fits, NUL-terminated, and the call returns -1
+ * with errno ENOSPC; CSF_DIFF_BUFSZ always fits. EINVAL: a and b are not snapshots of the same
+ * page (another thread, or a reset in between).
+ */
+static inline int csf_format_diff(char *buf, size_t len, const struct csf_snap *a,
+				  const struct csf_snap *b)
+{
+	const struct csf_hdr *h = &b->p.hdr;
+	char t[6][24];
+	int n;
+
+	if (a->p.start_tsc != b->p.start_tsc || a->p.tid != b->p.tid) {
+		errno = EINVAL;
+		return -1;
+	}
+	csf__fmt_ms(t[0], sizeof(t[0]), csf_cyc_to_ns(h, b->tsc - a->tsc));
+	for (int i = 0; i < CSF_NR_STATES; i++)
+		csf__fmt_ms(t[i + 1], sizeof(t[i + 1]), csf_cyc_to_ns(h, b->p.cyc[i] - a->p.cyc[i]));
+
+	n = snprintf(buf, len,
+		     "wall %sms = cpu %s + runq %s + sleep %s + dsleep %s + iowait %s"
+		     " | preempt %" PRIu64 " block %" PRIu64 " migrate %" PRIu64
+		     " | flt %" PRIu64 "/%" PRIu64 " | sysc r%" PRIu64 " w%" PRIu64
+		     " | io r%" PRIu64 "B w%" PRIu64 "B",
+		     t[0], t[1], t[2], t[3], t[4], t[5], (uint64_t)(b->p.nr_preempt - a->p.nr_preempt),
+		     (uint64_t)(b->p.nr_block - a->p.nr_block),
+		     (uint64_t)(b->p.nr_migrate - a->p.nr_migrate),
+		     (uint64_t)(b->p.min_flt - a->p.min_flt), (uint64_t)(b->p.maj_flt - a->p.maj_flt),
+		     (uint64_t)(b->p.syscr - a->p.syscr), (uint64_t)(b->p.syscw - a->p.syscw),
+		     (uint64_t)(b->p.rchar - a->p.rchar), (uint64_t)(b->p.wchar - a->p.wchar));
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= len) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COARSE_STAT_FS_LIB_H */

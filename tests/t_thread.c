@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_thread: each kind of wait lands in its bucket, and the buckets add up.
+ *
+ * Bounds are loose on purpose: the guest is emulated and its vCPUs share host CPUs, and time
+ * stolen from a vCPU counts as whatever the thread was doing. What must hold exactly (the sum
+ * rule) is checked exactly.
+ */
+#include "t.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MS 1000000ull
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		t_die("sched_setaffinity(%d)", cpu);
+}
+
+static void check_sum(const struct csf_snap *a, const struct csf_snap *b)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < CSF_NR_STATES; i++)
+		sum += b->p.cyc[i] - a->p.cyc[i];
+	CHECK(sum == b->tsc - a->tsc, "buckets add up to %llu cycles, wall is %llu",
+	      (unsigned long long)sum, (unsigned long long)(b->tsc - a->tsc));
+}
+
+struct spinner {
+	pthread_barrier_t *go;
+	uint64_t ns;
+	struct csf_snap a, b;
+};
+
+static void *spin_pinned(void *arg)
+{
+	struct spinner *s = arg;
+
+	pin(1);
+	pthread_barrier_wait(s->go);
+	t_snap(&s->a);
+	t_spin_ns(s->ns);
+	t_snap(&s->b);
+	return NULL;
+}
+
+int main(void)
+{
+	struct csf_snap a, b;
+	struct t_diff d;
+
+	TEST("a sleep lands in sleep_cyc") {
+		t_snap(&a);
+		t_sleep_ns(50 * MS);
+		t_snap(&b);
+		d = t_diff(&a, &b);
+		t_print_diff("sleep 50 ms", &a, &b);
+		CHECK(d.sleep >= 45, "sleep %.3f ms, expected about 50", d.sleep);
+		CHECK(d.sleep >= 0.8 * d.wall, "sleep %.3f of wall %.3f ms", d.sleep, d.wall);
+		CHECK(b.p.nr_block > a.p.nr_block, "no voluntary switch counted");
+		check_sum(&a, &b);
+	}
+
+	TEST("a spin lands in oncpu_cyc") {
+		t_snap(&a);
+		t_spin_ns(50 * MS);
+		t_snap(&b);
+		d = t_diff(&a, &b);
+		t_print_diff("spin 50 ms", &a, &b);
+		CHECK(d.cpu >= 45, "oncpu %.3f ms, expected about 50", d.cpu);
+		CHECK(d.cpu >= 0.8 * d.wall, "oncpu %.3f of wall %.3f ms", d.cpu, d.wall);
+		check_sum(&a, &b);
+	}
+
+	TEST("two spinners pinned to one CPU each wait about half the time in runq") {
+		pthread_barrier_t go;
+		struct spinner s[2] = { { .go = &go, .ns = 400 * MS }, { .go = &go, .ns = 400 * MS } };
+		pthread_t th[2];
+
+		pthread_barrier_init(&go, NULL, 2);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&th[i], NULL, spin_pinned, &s[i]);
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&go);
+		for (int i = 0; i < 2; i++) {
+			d = t_diff(&s[i].a, &s[i].b);
+			t_print_diff("spinner on CPU 1", &s[i].a, &s[i].b);
+			CHECK(d.runq >= 0.25 * d.wall && d.runq <= 0.75 * d.wall,
+			      "runq %.3f of wall %.3f ms, expected about half", d.runq, d.wall);
+			CHECK(d.cpu + d.runq >= 0.95 * d.wall, "cpu %.3f + runq %.3f of wall %.3f",
+			      d.cpu, d.runq, d.wall);
+			CHECK(s[i].b.p.nr_preempt > s[i].a.p.nr_preempt, "never preempted");
+			CHECK_EQ(s[i].b.p.cpu, 1);
+			check_sum(&s[i].a, &s[i].b);
+		}
+	}
+
+	TEST("a vfork parent waits in dsleep_cyc") {
+		pid_t pid;
+
+		t_snap(&a);
+		pid = vfork();
+		if (pid == 0) {
+			/* Only raw syscalls here: the child borrows the parent's memory. */
+			struct timespec ts = { 0, 50 * MS };
+
+			syscall(SYS_nanosleep, &ts, NULL);
+			_exit(0);
+		}
+		t_snap(&b);
+		waitpid(pid, NULL, 0);
+		d = t_diff(&a, &b);
+		t_print_diff("vfork, child sleeps 50 ms", &a, &b);
+		CHECK(d.dsleep >= 45, "dsleep %.3f ms, expected about 50", d.dsleep);
+		CHECK(d.sleep < 5, "sleep %.3f ms, expected about 0", d.sleep);
+		check_sum(&a, &b);
+	}
+
+	TEST("O_DIRECT reads from a slow device land in iowait_cyc") {
+		/* The guest loads null_blk with a 10 ms completion delay (tests/vm-inner.sh). */
+		void *buf;
+		int fd = open("/dev/nullb0", O_RDONLY | O_DIRECT);
+
+		REQUIRE(fd >= 0, "open /dev/nullb0: %s", strerror(errno));
+		REQUIRE(!posix_memalign(&buf, 4096, 4096), "posix_memalign");
+		t_snap(&a);
+		for (int i = 0; i < 5; i++)
+			CHECK(pread(fd, buf, 4096, (off_t)i * 4096) == 4096, "pread: %s",
+			      strerror(errno));
+		t_snap(&b);
+		close(fd);
+		free(buf);
+		d = t_diff(&a, &b);
+		t_print_diff("5 O_DIRECT reads of 10 ms", &a, &b);
+		CHECK(d.iowait >= 40, "iowait %.3f ms, expected about 50", d.iowait);
+		CHECK(d.iowait >= 0.7 * d.wall, "iowait %.3f of wall %.3f ms", d.iowait, d.wall);
+		CHECK_EQ(b.p.read_bytes - a.p.read_bytes, 5 * 4096);
+		CHECK(b.p.syscr - a.p.syscr >= 4, "syscr +%llu",
+		      (unsigned long long)(b.p.syscr - a.p.syscr));
+		check_sum(&a, &b);
+	}
+
+	TEST("moving to another CPU counts in nr_migrate") {
+		pin(0);
+		t_sleep_ns(MS);
+		t_snap(&a);
+		REQUIRE(a.p.cpu == 0, "pinned to CPU 0 but page says %u", a.p.cpu);
+		pin(1);
+		t_sleep_ns(MS);
+		t_snap(&b);
+		CHECK_EQ(b.p.cpu, 1);
+		CHECK(b.p.nr_migrate > a.p.nr_migrate, "nr_migrate stayed %llu",
+		      (unsigned long long)a.p.nr_migrate);
+		pin(0);
+		t_sleep_ns(MS);
+		t_snap(&b);
+		CHECK(b.p.nr_migrate >= a.p.nr_migrate + 2, "nr_migrate %llu -> %llu",
+		      (unsigned long long)a.p.nr_migrate, (unsigned long long)b.p.nr_migrate);
+		check_sum(&a, &b);
+	}
+
+	TEST("an extrapolated snapshot adds up to tsc - start_tsc") {
+		uint64_t sum = 0;
+
+		t_snap(&a);
+		for (int i = 0; i < CSF_NR_STATES; i++)
+			sum += a.p.cyc[i];
+		CHECK(a.extrapolated, "not extrapolated");
+		CHECK(sum == a.tsc - a.p.start_tsc, "sum %llu, tsc - start %llu",
+		      (unsigned long long)sum, (unsigned long long)(a.tsc - a.p.start_tsc));
+		CHECK_EQ(a.p.state, CSF_ONCPU);
+		CHECK_EQ(a.p.tid, gettid());
+		CHECK_EQ(a.p.hdr.magic, CSF_MAGIC);
+		CHECK_EQ(a.p.hdr.kind, CSF_KIND_THREAD);
+	}
+
+	return t_done("t_thread");
+}
