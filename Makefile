@@ -9,14 +9,14 @@ SUITES ?= bookworm trixie trixie-backports
 
 CFLAGS ?= -O2 -g
 CSF_CFLAGS := -std=gnu11 -Wall -Wextra -pthread $(if $(WERROR),-Werror)
-LDLIBS := -pthread
+LDLIBS := -pthread -lm
 ifeq ($(STATIC),1)
 LDFLAGS += -static
 endif
 KBUILD_FLAGS := W=1 $(if $(WERROR),KCFLAGS=-Werror)
 
 HEADERS := include/uapi/coarse_stat_fs.h lib/coarse_stat_fs.h
-PROGS := tools/csfcat
+PROGS := tools/csfcat $(B)/eventloop
 
 .DEFAULT_GOAL := all
 
@@ -29,6 +29,12 @@ user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel hea
 
 tools/csfcat: tools/csfcat.c $(HEADERS)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+$(B)/eventloop: examples/eventloop.c $(HEADERS) | $(B)
+	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+$(B):
+	mkdir -p $@
 
 module: ## Build kmod/coarse_stat_fs.ko against KDIR
 	@if [ ! -f "$(KDIR)/Makefile" ]; then \
@@ -74,7 +80,7 @@ demo: ## Boot a kernel in a VM, load the module and show what it offers
 	tests/demo.sh $(SUITE)
 
 clean: ## Remove build output (the cached Debian environments stay)
-	rm -rf $(B) $(PROGS)
+	rm -rf $(B) tools/csfcat
 	for d in kmod tests/selftest; do \
 		rm -f $$d/*.o $$d/*.ko $$d/*.mod $$d/*.mod.c $$d/.*.cmd $$d/Module.symvers \
 			$$d/modules.order; \

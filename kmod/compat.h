@@ -11,7 +11,10 @@
 
 #include <linux/dcache.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/kernel_stat.h>
 #include <linux/mm.h>
+#include <linux/tick.h>
 
 /* inode_operations.setattr takes a struct mnt_idmap since 6.3; a user_namespace before. */
 #ifdef CSF_HAVE_MNT_IDMAP
@@ -67,6 +70,48 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, unsigned long flag
 #define CSF_EXIT_PROBE_ARGS void *data, struct task_struct *p, bool group_dead
 #else
 #define CSF_EXIT_PROBE_ARGS void *data, struct task_struct *p
+#endif
+
+/*
+ * A CPU's times with idle and iowait as /proc/stat shows them. Since 7.2, kcpustat_cpu_fetch()
+ * includes NOHZ idle time itself (kcpustat_field_idle()) and /proc/stat uses just that. Before,
+ * /proc/stat took the idle and iowait of an online CPU from the tick-sched counters
+ * (get_cpu_idle_time_us(), which returns -1 when NOHZ is off) and of an offline one from
+ * kernel_cpustat.
+ */
+#ifdef CSF_HAVE_KCPUSTAT_FIELD_IDLE
+static inline void csf_cpustat_fetch(struct kernel_cpustat *kcs, int cpu)
+{
+	kcpustat_cpu_fetch(kcs, cpu);
+}
+#else
+static inline void csf_cpustat_fetch(struct kernel_cpustat *kcs, int cpu)
+{
+	u64 idle = -1ULL, iowait = -1ULL;
+
+	kcpustat_cpu_fetch(kcs, cpu);
+	if (cpu_online(cpu)) {
+		idle = get_cpu_idle_time_us(cpu, NULL); /* NULL: read only, update nothing */
+		iowait = get_cpu_iowait_time_us(cpu, NULL);
+	}
+	if (idle != -1ULL)
+		kcs->cpustat[CPUTIME_IDLE] = idle * NSEC_PER_USEC;
+	if (iowait != -1ULL)
+		kcs->cpustat[CPUTIME_IOWAIT] = iowait * NSEC_PER_USEC;
+}
+#endif
+
+/* hrtimer_setup() came with 6.13; before, hrtimer_init() and setting the function. */
+#ifdef CSF_HAVE_HRTIMER_SETUP
+#define csf_hrtimer_setup hrtimer_setup
+#else
+static inline void csf_hrtimer_setup(struct hrtimer *timer,
+				     enum hrtimer_restart (*fn)(struct hrtimer *), clockid_t clock,
+				     enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+}
 #endif
 
 #endif /* CSF_COMPAT_H */

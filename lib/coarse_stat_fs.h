@@ -85,6 +85,8 @@ CSF_SHARED pthread_once_t csf__once = PTHREAD_ONCE_INIT;
 CSF_SHARED pthread_key_t csf__key;
 CSF_SHARED int csf__once_err;
 CSF_SHARED int csf__rdtscp = -1; /* -1: not asked yet */
+CSF_SHARED const struct csf_cpu_page *csf__cpu_page; /* mapped once per process */
+CSF_SHARED size_t csf__cpu_len;
 
 /* ---- Time ---- */
 
@@ -262,6 +264,130 @@ static inline int csf_thread_snap(struct csf_snap *s)
 	s->tsc = tsc;
 	s->extrapolated = true;
 	return 0;
+}
+
+/* ---- The cpu page ---- */
+
+/* One row of the cpu page, with when it was taken. */
+struct csf_cpu_snap {
+	struct csf_cpu_row row; /* ns, as /proc/stat counts them; row.cpu says which row */
+	uint64_t update_mono_ns; /* CLOCK_MONOTONIC of the refresh the row comes from, ns */
+	uint32_t period_us; /* the refresh period then in effect, us */
+};
+
+/* First use in the process: map the cpu page; threads racing here keep one mapping. */
+static __attribute__((noinline, cold, unused)) const struct csf_cpu_page *csf__cpu_map(void)
+{
+	const struct csf_cpu_page *page, *old = NULL;
+	size_t len;
+
+	page = (const struct csf_cpu_page *)csf__map(CSF_CPU_FILE, &len);
+	if (!page)
+		return NULL;
+	if (csf__check_hdr(&page->hdr, CSF_KIND_CPU, sizeof(*page), len) ||
+	    page->row_size < sizeof(struct csf_cpu_row) || page->nr_rows < 2 ||
+	    page->hdr.size < offsetof(struct csf_cpu_page, rows) +
+				     (size_t)page->nr_rows * page->row_size) {
+		munmap((void *)page, len);
+		errno = EPROTO;
+		return NULL;
+	}
+	__atomic_store_n(&csf__cpu_len, len, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&csf__cpu_page, &old, page, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap((void *)page, len); /* another thread won */
+		return old;
+	}
+	return page;
+}
+
+static inline const struct csf_cpu_page *csf__cpu(void)
+{
+	const struct csf_cpu_page *page = __atomic_load_n(&csf__cpu_page, __ATOMIC_ACQUIRE);
+
+	return CSF_LIKELY(page) ? page : csf__cpu_map();
+}
+
+static inline const struct csf_cpu_row *csf__cpu_row(const struct csf_cpu_page *page, int i)
+{
+	return (const struct csf_cpu_row *)((const char *)page->rows + (size_t)i * page->row_size);
+}
+
+/*
+ * Copy the sum row (cpu == CSF_CPU_ALL) or one CPU's row of the cpu page. The first call in the
+ * process maps the page, which starts the kernel's refresh timer; it runs until the process
+ * exits or calls csf_cpu_unmap(). Rows are only as fresh as period_us: c->update_mono_ns says
+ * when they were taken. Returns 0, or -1 with errno: ENOENT (not mounted), EINVAL (no such
+ * CPU), EPROTO (module of another ABI), or what open() or mmap() set.
+ */
+static inline int csf_cpu_snap(struct csf_cpu_snap *c, int cpu)
+{
+	const struct csf_cpu_page *page = csf__cpu();
+	const struct csf_cpu_row *row;
+	uint32_t seq;
+
+	if (CSF_UNLIKELY(!page))
+		return -1;
+	if (CSF_UNLIKELY(cpu < CSF_CPU_ALL || cpu >= (int)page->nr_rows - 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	row = csf__cpu_row(page, cpu + 1);
+	do {
+		seq = csf__read_begin(&page->seq);
+		memcpy(&c->row, row, sizeof(c->row));
+		c->update_mono_ns = page->update_mono_ns;
+		c->period_us = page->period_us;
+	} while (csf__read_retry(&page->seq, seq));
+	return 0;
+}
+
+/*
+ * Copy the first n rows of the cpu page from one refresh: rows[0] is the sum, rows[1 + cpu]
+ * each CPU. Returns the number of rows copied (at most n, at most csf_cpu_count() + 1), or -1
+ * with errno as csf_cpu_snap(). update_mono_ns may be NULL.
+ */
+static inline int csf_cpu_snap_all(struct csf_cpu_row *rows, int n, uint64_t *update_mono_ns)
+{
+	const struct csf_cpu_page *page = csf__cpu();
+	uint64_t t;
+	uint32_t seq;
+	int i;
+
+	if (CSF_UNLIKELY(!page))
+		return -1;
+	if (n > (int)page->nr_rows)
+		n = (int)page->nr_rows;
+	do {
+		seq = csf__read_begin(&page->seq);
+		for (i = 0; i < n; i++)
+			memcpy(&rows[i], csf__cpu_row(page, i), sizeof(rows[i]));
+		t = page->update_mono_ns;
+	} while (csf__read_retry(&page->seq, seq));
+	if (update_mono_ns)
+		*update_mono_ns = t;
+	return n;
+}
+
+/* The number of CPU ids (rows besides the sum), or -1 with errno as csf_cpu_snap(). */
+static inline int csf_cpu_count(void)
+{
+	const struct csf_cpu_page *page = csf__cpu();
+
+	return page ? (int)page->nr_rows - 1 : -1;
+}
+
+/*
+ * Unmap the cpu page, so that the kernel stops refreshing it once no other process has it
+ * open. No thread may be in, or enter, another csf_cpu_*() call meanwhile; a later call maps
+ * it again.
+ */
+static inline void csf_cpu_unmap(void)
+{
+	const struct csf_cpu_page *page = __atomic_exchange_n(&csf__cpu_page, NULL, __ATOMIC_ACQ_REL);
+
+	if (page)
+		munmap((void *)page, csf__cpu_len);
 }
 
 /* ---- Formatting ---- */

@@ -12,5 +12,6 @@ show() {
 
 show grep coarse_stat_fs /proc/modules /proc/filesystems /proc/mounts
 show ls -l /sys/kernel/coarse_stat_fs
+show csfcat cpu
 show csfcat self 100
-show csfcat thread
+show eventloop -n 40

@@ -9,12 +9,18 @@
 int main(void)
 {
 	struct csf_snap a, b;
+	struct csf_cpu_snap c;
+	struct csf_cpu_row rows[4];
 	char buf[CSF_DIFF_BUFSZ];
-	uint64_t t0 = csf_rdtsc();
+	uint64_t t0 = csf_rdtsc(), when;
 
 	if (csf_thread_snap(&a) || csf_thread_snap(&b))
 		return 1;
 	if (csf_format_diff(buf, sizeof(buf), &a, &b) < 0)
 		return 1;
+	if (csf_cpu_snap(&c, CSF_CPU_ALL) || csf_cpu_count() < 1 ||
+	    csf_cpu_snap_all(rows, 4, &when) < 2)
+		return 1;
+	csf_cpu_unmap();
 	return (int)(csf_cyc_to_ns(&b.p.hdr, csf_rdtsc() - t0) & 1);
 }

@@ -101,10 +101,6 @@ int main(void)
 		      "mode changed to %o", st.st_mode & 07777);
 	}
 
-	TEST("cpu cannot be opened until its page exists") {
-		CHECK_ERRNO(open(MNT "/" CSF_CPU_FILE, O_RDONLY), EOPNOTSUPP);
-	}
-
 	TEST("an unprivileged user may not open for writing or mount") {
 		CHECK_EQ(as_nobody(nobody_open_rdwr), EACCES);
 		CHECK_EQ(as_nobody(nobody_mount), EPERM);

@@ -58,7 +58,7 @@ run() {
 kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life bad stress tools"
+all_tests="fs thread truth life bad stress cpu format tools example"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -97,7 +97,10 @@ for t in $tests; do
 	life) run life t_life ;;
 	bad) run bad t_bad ;;
 	stress) run stress t_stress ;;
+	cpu) run cpu t_cpu ;;
+	format) run format t_format ;;
 	tools) run tools t_tools ;;
+	example) run example t_example ;;
 	demo) run demo csf-demo ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;

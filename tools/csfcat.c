@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,10 @@ static void usage(FILE *f)
 		"Print the coarse_stat_fs pages (" CSF_MOUNT_POINT ").\n"
 		"\n"
 		"Commands:\n"
-		"  thread     the calling thread's page, every field with its unit\n"
-		"  self N     sleep N/2 ms, spin N/2 ms, and print where the N ms went\n"
+		"  cpu [--ns]  the cpu page in /proc/stat's format: the sum line, then one\n"
+		"              line per online CPU, in USER_HZ ticks (--ns: nanoseconds)\n"
+		"  thread      the calling thread's page, every field with its unit\n"
+		"  self N      sleep N/2 ms, spin N/2 ms, and print where the N ms went\n"
 		"\n"
 		"Options:\n"
 		"  -h, --help  this text\n"
@@ -127,6 +130,45 @@ static int cmd_thread(void)
 	return 0;
 }
 
+/* /proc/stat counts in USER_HZ ticks; nsec_to_clock_t() in the kernel. */
+#define CSF_USER_HZ 100
+
+static int cmd_cpu(bool ns)
+{
+	struct csf_cpu_row *rows;
+	int n = csf_cpu_count();
+	uint64_t div = ns ? 1 : 1000000000u / CSF_USER_HZ;
+
+	if (n < 0)
+		return map_error(CSF_CPU_FILE);
+	rows = calloc((size_t)n + 1, sizeof(*rows));
+	if (!rows || csf_cpu_snap_all(rows, n + 1, NULL) < 0) {
+		fprintf(stderr, "%s: cpu: %s\n", prog, strerror(errno));
+		free(rows);
+		return EXIT_FAILURE;
+	}
+	/* Like /proc/stat: the sum first, then only online CPUs. */
+	for (int i = 0; i <= n; i++) {
+		const struct csf_cpu_row *r = &rows[i];
+		char name[16];
+
+		if (i && !r->online)
+			continue;
+		if (i)
+			snprintf(name, sizeof(name), "cpu%d", r->cpu);
+		else
+			snprintf(name, sizeof(name), "cpu ");
+		printf("%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		       " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+		       name, (uint64_t)r->user / div, (uint64_t)r->nice / div,
+		       (uint64_t)r->system / div, (uint64_t)r->idle / div, (uint64_t)r->iowait / div,
+		       (uint64_t)r->irq / div, (uint64_t)r->softirq / div, (uint64_t)r->steal / div,
+		       (uint64_t)r->guest / div, (uint64_t)r->guest_nice / div);
+	}
+	free(rows);
+	return 0;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -189,6 +231,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!strcmp(argv[0], "cpu") && argc == 1)
+		return cmd_cpu(false);
+	if (!strcmp(argv[0], "cpu") && argc == 2 && !strcmp(argv[1], "--ns"))
+		return cmd_cpu(true);
 	if (!strcmp(argv[0], "thread") && argc == 1)
 		return cmd_thread();
 	if (!strcmp(argv[0], "self") && argc == 2)
