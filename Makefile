@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # coarse_stat_fs. Run "make help" for the targets.
 
+VERSION := 0.1.0
 KDIR ?= /lib/modules/$(shell uname -r)/build
 B := build
 SUITE ?=
@@ -17,6 +18,17 @@ KBUILD_FLAGS := W=1 $(if $(WERROR),KCFLAGS=-Werror)
 
 HEADERS := include/uapi/coarse_stat_fs.h lib/coarse_stat_fs.h
 PROGS := tools/csfcat $(B)/eventloop
+
+# Installation (make install): DESTDIR is a staging root, PREFIX where things live in it.
+PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+INCLUDEDIR := $(PREFIX)/include
+MANDIR := $(PREFIX)/share/man
+PKGCONFIGDIR := $(PREFIX)/share/pkgconfig
+UNITDIR := $(PREFIX)/lib/systemd/system
+MODLOADDIR := $(PREFIX)/lib/modules-load.d
+DKMS_SRC := /usr/src/coarse_stat_fs-$(VERSION)
+KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
 
 .DEFAULT_GOAL := all
 
@@ -55,13 +67,27 @@ LIB_CHECKS := gcc:c11 clang:c11 g++:c++11 clang++:c++11 g++:c++17
 
 lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Wall -Wextra -Werror
 	@tests/debian/deps.sh lib
-	@for cl in $(LIB_CHECKS); do \
+	@fails=0; for cl in $(LIB_CHECKS); do \
 		cc=$${cl%%:*}; std=$${cl#*:}; lang=c; \
 		case $$std in c++*) lang=c++ ;; esac; \
-		echo "  $$cc -std=$$std"; \
-		$$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/lib_compile.c \
-			|| exit 1; \
-	done
+		if $$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/lib_compile.c; \
+		then echo "PASS lib-$$cc-$$std"; else echo "FAIL lib-$$cc-$$std"; fails=1; fi; \
+	done; exit $$fails
+
+lint: ## Run every static check (scripts/lint.sh); fails on any finding
+	@tests/debian/deps.sh lint
+	@scripts/lint.sh
+
+lint-selftest: ## Show that lint fails on a planted style, clang-tidy and shellcheck finding
+	@tests/debian/deps.sh lint
+	@scripts/lint-selftest.sh
+
+format: ## Reformat all C code in place with clang-format (.clang-format)
+	git ls-files '*.c' '*.h' | xargs clang-format -i
+
+compdb: ## Write compile_commands.json and kmod/compile_commands.json for clangd
+	@tests/debian/deps.sh compdb
+	@scripts/compdb.sh
 
 check: ## Run the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
 	@tests/check.sh $(SUITE)
@@ -79,6 +105,46 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 demo: ## Boot a kernel in a VM, load the module and show what it offers
 	tests/demo.sh $(SUITE)
 
+install: user module ## Install module, csfcat, man page, headers, pkg-config file, systemd units
+	install -D -m 0755 tools/csfcat $(DESTDIR)$(BINDIR)/csfcat
+	install -D -m 0644 tools/csfcat.1 $(DESTDIR)$(MANDIR)/man1/csfcat.1
+	install -D -m 0644 lib/coarse_stat_fs.h $(DESTDIR)$(INCLUDEDIR)/coarse_stat_fs.h
+	install -D -m 0644 include/uapi/coarse_stat_fs.h \
+		$(DESTDIR)$(INCLUDEDIR)/linux/coarse_stat_fs.h
+	mkdir -p $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' packaging/coarse_stat_fs.pc.in \
+		>$(DESTDIR)$(PKGCONFIGDIR)/coarse_stat_fs.pc
+	install -D -m 0644 packaging/sys-kernel-coarse_stat_fs.mount \
+		$(DESTDIR)$(UNITDIR)/sys-kernel-coarse_stat_fs.mount
+	install -D -m 0644 packaging/coarse_stat_fs.conf $(DESTDIR)$(MODLOADDIR)/coarse_stat_fs.conf
+	# Unsigned: the key the kernel was signed with is not in its headers package.
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
+		CONFIG_MODULE_SIG_ALL= $(if $(DESTDIR),DEPMOD=true) modules_install
+
+uninstall: ## Remove what make install installed (same DESTDIR, PREFIX and KDIR)
+	rm -f $(DESTDIR)$(BINDIR)/csfcat $(DESTDIR)$(MANDIR)/man1/csfcat.1 \
+		$(DESTDIR)$(INCLUDEDIR)/coarse_stat_fs.h $(DESTDIR)$(INCLUDEDIR)/linux/coarse_stat_fs.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/coarse_stat_fs.pc \
+		$(DESTDIR)$(UNITDIR)/sys-kernel-coarse_stat_fs.mount \
+		$(DESTDIR)$(MODLOADDIR)/coarse_stat_fs.conf
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/coarse_stat_fs.ko*
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
+dkms-install: ## Copy the module's sources to /usr/src, dkms add/build/install (DKMS_KERNEL=ver)
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	mkdir -p $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/uapi
+	install -m 0644 dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	install -m 0644 kmod/Kbuild kmod/Makefile kmod/*.c kmod/*.h $(DESTDIR)$(DKMS_SRC)/kmod/
+	install -m 0644 include/uapi/coarse_stat_fs.h $(DESTDIR)$(DKMS_SRC)/include/uapi/
+	$(if $(DESTDIR),,dkms add -m coarse_stat_fs -v $(VERSION))
+	$(if $(DESTDIR),,dkms install -m coarse_stat_fs -v $(VERSION) \
+		$(if $(DKMS_KERNEL),-k $(DKMS_KERNEL)))
+
+dkms-uninstall: ## Remove the module from DKMS, for every kernel, and its sources
+	-$(if $(DESTDIR),,dkms remove -m coarse_stat_fs -v $(VERSION) --all)
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+
 clean: ## Remove build output (the cached Debian environments stay)
 	rm -rf $(B) tools/csfcat
 	for d in kmod tests/selftest; do \
@@ -91,4 +157,4 @@ help: ## List the targets
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1"
 
-.PHONY: all user module test-modules lib-check check check-all debian selftest demo clean help
+.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all debian selftest demo clean help

@@ -89,8 +89,7 @@ static struct {
 	pthread_cond_t cv;
 	enum helper_req req;
 	pthread_mutex_t lock; /* what OP_LOCK waits for */
-} helper = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, IDLE,
-	     PTHREAD_MUTEX_INITIALIZER };
+} helper = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, IDLE, PTHREAD_MUTEX_INITIALIZER };
 
 static void helper_set(enum helper_req req)
 {
@@ -238,12 +237,22 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	while ((c = getopt(argc, argv, "n:t:d:h")) != -1) {
+		char *end;
+
 		switch (c) {
 		case 'n':
-			iterations = atoi(optarg);
+			iterations = (int)strtol(optarg, &end, 10);
+			if (*end || iterations <= 0) {
+				fprintf(stderr, "eventloop: -n wants a positive count\n");
+				return 2;
+			}
 			break;
 		case 't':
-			threshold_ms = atof(optarg);
+			threshold_ms = strtod(optarg, &end);
+			if (*end || !(threshold_ms > 0)) {
+				fprintf(stderr, "eventloop: -t wants a positive number of ms\n");
+				return 2;
+			}
 			break;
 		case 'd':
 			device = optarg;
@@ -284,11 +293,11 @@ int main(int argc, char **argv)
 		if (op == OP_IO && dev_fd < 0)
 			op = OP_COMPUTE;
 		prepare(op);
-		csf_thread_snap(&before);
+		if (csf_thread_snap(&before))
+			break; /* cannot fail once the page is mapped; checked all the same */
 		uint64_t t0 = csf_rdtsc();
 		run(op);
-		if (csf_rdtsc() - t0 > threshold) {
-			csf_thread_snap(&after);
+		if (csf_rdtsc() - t0 > threshold && !csf_thread_snap(&after)) {
 			report(op, &before, &after);
 			slow_count[op]++;
 			nslow++;

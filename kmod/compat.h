@@ -18,9 +18,9 @@
 
 /* inode_operations.setattr takes a struct mnt_idmap since 6.3; a user_namespace before. */
 #ifdef CSF_HAVE_MNT_IDMAP
-typedef struct mnt_idmap csf_idmap_t;
+#define csf_idmap mnt_idmap
 #else
-typedef struct user_namespace csf_idmap_t;
+#define csf_idmap user_namespace
 #endif
 
 /* simple_inode_init_ts() came with 6.7, when inode timestamps got accessors. */
@@ -29,7 +29,11 @@ typedef struct user_namespace csf_idmap_t;
 #else
 static inline void csf_inode_init_ts(struct inode *inode)
 {
-	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	struct timespec64 now = current_time(inode);
+
+	inode->i_atime = now;
+	inode->i_mtime = now;
+	inode->i_ctime = now;
 }
 #endif
 
@@ -43,12 +47,14 @@ static inline void csf_d_add_persistent(struct dentry *dentry, struct inode *ino
 	d_make_persistent(dentry, inode);
 	dput(dentry);
 }
+
 #define csf_kill_sb kill_anon_super
 #else
 static inline void csf_d_add_persistent(struct dentry *dentry, struct inode *inode)
 {
 	d_add(dentry, inode); /* keeps d_alloc_name()'s reference, dropped by kill_litter_super() */
 }
+
 #define csf_kill_sb kill_litter_super
 #endif
 

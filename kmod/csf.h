@@ -27,12 +27,12 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size);
 static __always_inline void csf_write_begin(__u32 *seq)
 {
 	WRITE_ONCE(*seq, *seq + 1);
-	smp_wmb();
+	smp_wmb(); /* the odd seq is visible before any change; pairs with the reader's rmb */
 }
 
 static __always_inline void csf_write_end(__u32 *seq)
 {
-	smp_wmb();
+	smp_wmb(); /* every change is visible before the even seq; pairs with the reader's rmb */
 	WRITE_ONCE(*seq, *seq + 1);
 }
 

@@ -20,7 +20,6 @@
 #include "compat.h"
 #include "csf.h"
 
-
 struct csf_clock csf_clock __read_mostly;
 
 /* The largest shift <= 32 for which to * 2^shift / from fits the 32-bit multiplier. */
@@ -56,7 +55,7 @@ static int __init csf_clock_init(void)
 	if (boot_cpu_has(X86_FEATURE_RDTSCP))
 		c->flags |= CSF_HDR_RDTSCP;
 
-	/* Not fatal: the buckets still add up, but a cycle is not a fixed time (README, Caveats). */
+	/* Not fatal: the buckets still add up, but a cycle is no fixed time (README, Caveats). */
 	if (!(c->flags & CSF_HDR_TSC_INVARIANT))
 		pr_info("TSC %u kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
 			tsc_khz);
@@ -76,7 +75,7 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
 }
 
 /* The files are the module's: not even root may truncate, chmod or touch them. */
-static int csf_setattr(csf_idmap_t *idmap, struct dentry *dentry, struct iattr *attr)
+static int csf_setattr(struct csf_idmap *idmap, struct dentry *dentry, struct iattr *attr)
 {
 	return -EPERM;
 }
@@ -199,3 +198,4 @@ module_exit(csf_exit);
 MODULE_DESCRIPTION("Per-thread scheduler statistics and per-CPU times in read-only shared pages");
 MODULE_AUTHOR("The coarse_stat_fs authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");

@@ -62,9 +62,10 @@ static struct csf_thread *csf_thread_find(struct task_struct *tsk)
 	return NULL;
 }
 
-static void csf_thread_put(struct csf_thread *t)
+/* Drop refs references: a release that also unregisters drops two at once. */
+static void csf_thread_put(struct csf_thread *t, unsigned int refs)
 {
-	if (!refcount_dec_and_test(&t->ref))
+	if (!refcount_sub_and_test(refs, &t->ref))
 		return;
 	put_page(virt_to_page(t->page));
 	kfree(t);
@@ -221,7 +222,6 @@ static void csf_thread_unregister(struct csf_thread *t)
 	preempt_disable(); /* as KVM does: no switch while the list changes */
 	preempt_notifier_unregister(&t->pn);
 	preempt_enable();
-	csf_thread_put(t);
 }
 
 static struct csf_thread *csf_thread_new(void)
@@ -279,7 +279,7 @@ static int csf_thread_open(struct inode *inode, struct file *file)
 	spin_lock(&t->lock);
 	t->nfiles++;
 	if (t->parked) {
-		/* Back from a hand-off: start over. The callbacks see parked until it is cleared. */
+		/* Back from a hand-off: start over; the callbacks see parked until cleared. */
 		preempt_disable();
 		csf_page_start(t->page, current); /* clears CSF_THREAD_PARKED too */
 		WRITE_ONCE(t->parked, false);
@@ -308,7 +308,7 @@ static int csf_thread_release(struct inode *inode, struct file *file)
 
 	if (unregister)
 		csf_thread_unregister(t);
-	csf_thread_put(t);
+	csf_thread_put(t, unregister ? 2 : 1); /* the file's, and the registration's */
 	return 0;
 }
 
@@ -321,7 +321,7 @@ static int csf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct csf_thread *t = file->private_data;
 
-	/* Read-only MAP_SHARED keeps VM_MAYSHARE only: the VFS drops VM_SHARED when it cannot write. */
+	/* A read-only MAP_SHARED has VM_MAYSHARE only: VM_SHARED goes when it cannot write. */
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL; /* MAP_PRIVATE */
 	if (vma->vm_flags & VM_EXEC)
@@ -357,6 +357,7 @@ static void csf_exit_probe(CSF_EXIT_PROBE_ARGS)
 	t->registered = false;
 	spin_unlock(&t->lock);
 	csf_thread_unregister(t);
+	csf_thread_put(t, 1);
 }
 
 static void csf_find_exit_tp(struct tracepoint *tp, void *priv)

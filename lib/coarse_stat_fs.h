@@ -96,7 +96,9 @@ static inline int csf__has_rdtscp(void)
 		unsigned int a, b, c, d;
 
 		/* CPUID 0x80000001: EDX bit 27 is RDTSCP. */
-		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+		__asm__ volatile("cpuid"
+				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+				 : "a"(0x80000001u), "c"(0));
 		__atomic_store_n(&csf__rdtscp, (int)((d >> 27) & 1), __ATOMIC_RELAXED);
 	}
 	return csf__rdtscp;
@@ -286,8 +288,8 @@ static __attribute__((noinline, cold, unused)) const struct csf_cpu_page *csf__c
 		return NULL;
 	if (csf__check_hdr(&page->hdr, CSF_KIND_CPU, sizeof(*page), len) ||
 	    page->row_size < sizeof(struct csf_cpu_row) || page->nr_rows < 2 ||
-	    page->hdr.size < offsetof(struct csf_cpu_page, rows) +
-				     (size_t)page->nr_rows * page->row_size) {
+	    page->hdr.size <
+		    offsetof(struct csf_cpu_page, rows) + (size_t)page->nr_rows * page->row_size) {
 		munmap((void *)page, len);
 		errno = EPROTO;
 		return NULL;
@@ -384,7 +386,8 @@ static inline int csf_cpu_count(void)
  */
 static inline void csf_cpu_unmap(void)
 {
-	const struct csf_cpu_page *page = __atomic_exchange_n(&csf__cpu_page, NULL, __ATOMIC_ACQ_REL);
+	const struct csf_cpu_page *page =
+		__atomic_exchange_n(&csf__cpu_page, NULL, __ATOMIC_ACQ_REL);
 
 	if (page)
 		munmap((void *)page, csf__cpu_len);
@@ -425,19 +428,20 @@ static inline int csf_format_diff(char *buf, size_t len, const struct csf_snap *
 	}
 	csf__fmt_ms(t[0], sizeof(t[0]), csf_cyc_to_ns(h, b->tsc - a->tsc));
 	for (int i = 0; i < CSF_NR_STATES; i++)
-		csf__fmt_ms(t[i + 1], sizeof(t[i + 1]), csf_cyc_to_ns(h, b->p.cyc[i] - a->p.cyc[i]));
+		csf__fmt_ms(t[i + 1], sizeof(t[i + 1]),
+			    csf_cyc_to_ns(h, b->p.cyc[i] - a->p.cyc[i]));
 
-	n = snprintf(buf, len,
-		     "wall %sms = cpu %s + runq %s + sleep %s + dsleep %s + iowait %s"
-		     " | preempt %" PRIu64 " block %" PRIu64 " migrate %" PRIu64
-		     " | flt %" PRIu64 "/%" PRIu64 " | sysc r%" PRIu64 " w%" PRIu64
-		     " | io r%" PRIu64 "B w%" PRIu64 "B",
-		     t[0], t[1], t[2], t[3], t[4], t[5], (uint64_t)(b->p.nr_preempt - a->p.nr_preempt),
-		     (uint64_t)(b->p.nr_block - a->p.nr_block),
-		     (uint64_t)(b->p.nr_migrate - a->p.nr_migrate),
-		     (uint64_t)(b->p.min_flt - a->p.min_flt), (uint64_t)(b->p.maj_flt - a->p.maj_flt),
-		     (uint64_t)(b->p.syscr - a->p.syscr), (uint64_t)(b->p.syscw - a->p.syscw),
-		     (uint64_t)(b->p.rchar - a->p.rchar), (uint64_t)(b->p.wchar - a->p.wchar));
+	n = snprintf(
+		buf, len,
+		"wall %sms = cpu %s + runq %s + sleep %s + dsleep %s + iowait %s"
+		" | preempt %" PRIu64 " block %" PRIu64 " migrate %" PRIu64 " | flt %" PRIu64
+		"/%" PRIu64 " | sysc r%" PRIu64 " w%" PRIu64 " | io r%" PRIu64 "B w%" PRIu64 "B",
+		t[0], t[1], t[2], t[3], t[4], t[5], (uint64_t)(b->p.nr_preempt - a->p.nr_preempt),
+		(uint64_t)(b->p.nr_block - a->p.nr_block),
+		(uint64_t)(b->p.nr_migrate - a->p.nr_migrate),
+		(uint64_t)(b->p.min_flt - a->p.min_flt), (uint64_t)(b->p.maj_flt - a->p.maj_flt),
+		(uint64_t)(b->p.syscr - a->p.syscr), (uint64_t)(b->p.syscw - a->p.syscw),
+		(uint64_t)(b->p.rchar - a->p.rchar), (uint64_t)(b->p.wchar - a->p.wchar));
 	if (n < 0)
 		return -1;
 	if ((size_t)n >= len) {

@@ -88,7 +88,8 @@ rc=0
 wait "$qpid" || rc=$?
 elapsed=$(($(date +%s) - start))
 
-fails=$(grep -c '^FAIL' "$results" || true)
+# Failures the caller found before booting (tests/debian/run.sh: install and DKMS).
+fails=$(($(grep -c '^FAIL' "$results" || true) + ${CSF_HOST_FAILS:-0}))
 problems=()
 if [ "$rc" = 124 ]; then
 	problems+=("guest timed out after ${VM_TIMEOUT}s (VM_TIMEOUT)")

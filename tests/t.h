@@ -85,40 +85,40 @@ t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
 	} while (0)
 
 /* Like CHECK, but a failure ends the scenario (only directly inside TEST's block). */
-#define REQUIRE(cond, ...)                                                 \
-	if (!(cond)) {                                                     \
-		t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);         \
-		continue;                                                  \
+#define REQUIRE(cond, ...)                                         \
+	if (!(cond)) {                                             \
+		t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
+		continue;                                          \
 	}
 
 /* Compare integers, printing both. */
-#define CHECK_EQ(actual, expected)                                                          \
-	do {                                                                                \
-		long long a_ = (long long)(actual), e_ = (long long)(expected);             \
-		if (a_ != e_)                                                               \
-			t_fail_at(__FILE__, __LINE__, #actual " == " #expected,             \
-				  "expected %lld, got %lld", e_, a_);                       \
+#define CHECK_EQ(actual, expected)                                              \
+	do {                                                                    \
+		long long a_ = (long long)(actual), e_ = (long long)(expected); \
+		if (a_ != e_)                                                   \
+			t_fail_at(__FILE__, __LINE__, #actual " == " #expected, \
+				  "expected %lld, got %lld", e_, a_);           \
 	} while (0)
 
 /* A call that must fail with errno e: CHECK_ERRNO(open(...), EACCES). */
-#define CHECK_ERRNO(call, e)                                                                 \
-	do {                                                                                 \
-		errno = 0;                                                                   \
-		long r_ = (long)(call);                                                      \
-		int e_ = errno;                                                              \
-		if (r_ != -1 || e_ != (e))                                                   \
-			t_fail_at(__FILE__, __LINE__, #call,                                 \
-				  "expected -1 with %s, got %ld with %s", strerrorname_np(e),  \
-				  r_, e_ ? strerrorname_np(e_) : "errno 0");                  \
+#define CHECK_ERRNO(call, e)                                                                      \
+	do {                                                                                      \
+		errno = 0;                                                                        \
+		long r_ = (long)(call);                                                           \
+		int e_ = errno;                                                                   \
+		if (r_ != -1 || e_ != (e))                                                        \
+			t_fail_at(__FILE__, __LINE__, #call,                                      \
+				  "expected -1 with %s, got %ld with %s", strerrorname_np(e), r_, \
+				  e_ ? strerrorname_np(e_) : "errno 0");                          \
 	} while (0)
 
-#define SKIP(...)                                     \
-	{                                             \
-		printf("#   SKIP: ");                     \
-		printf(__VA_ARGS__);                      \
-		printf("\n");                         \
-		t_cur_skipped = 1;                    \
-		continue;                             \
+#define SKIP(...)                     \
+	{                             \
+		printf("#   SKIP: "); \
+		printf(__VA_ARGS__);  \
+		printf("\n");         \
+		t_cur_skipped = 1;    \
+		continue;             \
 	}
 
 /* Setup that cannot go wrong in a working guest: report and stop the program. */

@@ -32,8 +32,9 @@ int main(void)
 	TEST("eventloop runs and sums up") {
 		REQUIRE(pclose(f) == 0, "eventloop failed");
 		printf("%s", out);
-		CHECK(strstr(out, "200 ops, 25 slow (over 5.0 ms): 0 compute, 5 sleep, 5 spin, 5 io, "
-				  "5 lock, 5 crowd\n"),
+		CHECK(strstr(out,
+			     "200 ops, 25 slow (over 5.0 ms): 0 compute, 5 sleep, 5 spin, 5 io, "
+			     "5 lock, 5 crowd\n"),
 		      "unexpected summary");
 	}
 
@@ -52,7 +53,8 @@ int main(void)
 			CHECK(i < 5, "reported a fast or unknown op: %s", op);
 			if (i < 5) {
 				count[i]++;
-				CHECK(!strncmp(mostly, expect[i].mostly[0], strlen(expect[i].mostly[0])) ||
+				CHECK(!strncmp(mostly, expect[i].mostly[0],
+					       strlen(expect[i].mostly[0])) ||
 					      (expect[i].mostly[1] &&
 					       !strncmp(mostly, expect[i].mostly[1],
 							strlen(expect[i].mostly[1]))),
@@ -61,7 +63,8 @@ int main(void)
 			p++;
 		}
 		for (int i = 0; i < 5; i++)
-			CHECK(count[i] == 5, "%s reported %d times, injected 5", expect[i].op, count[i]);
+			CHECK(count[i] == 5, "%s reported %d times, injected 5", expect[i].op,
+			      count[i]);
 	}
 
 	TEST("each report shows the fields one by one and the csf_format_diff line") {

@@ -111,7 +111,8 @@ int main(void)
 	}
 
 	TEST("a second mount shows the same files; unmounting it leaves the first") {
-		REQUIRE(mount("none", "/mnt", CSF_FS_TYPE, 0, NULL) == 0, "mount: %s", strerror(errno));
+		REQUIRE(mount("none", "/mnt", CSF_FS_TYPE, 0, NULL) == 0, "mount: %s",
+			strerror(errno));
 		CHECK(stat("/mnt/" CSF_THREAD_FILE, &st) == 0, "stat: %s", strerror(errno));
 		CHECK(umount("/mnt") == 0, "umount: %s", strerror(errno));
 		CHECK(stat(MNT "/" CSF_THREAD_FILE, &st) == 0, "stat: %s", strerror(errno));

@@ -240,7 +240,8 @@ int main(int argc, char **argv)
 	}
 
 	TEST("a hand-off parks the object; the owner's reopen resets it") {
-		struct handoff h = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+		struct handoff h = { .mu = PTHREAD_MUTEX_INITIALIZER,
+				     .cv = PTHREAD_COND_INITIALIZER };
 		pthread_t th;
 
 		pthread_create(&th, NULL, handoff_owner, &h);

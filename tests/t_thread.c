@@ -85,7 +85,8 @@ int main(void)
 
 	TEST("two spinners pinned to one CPU each wait about half the time in runq") {
 		pthread_barrier_t go;
-		struct spinner s[2] = { { .go = &go, .ns = 400 * MS }, { .go = &go, .ns = 400 * MS } };
+		struct spinner s[2] = { { .go = &go, .ns = 400 * MS },
+					{ .go = &go, .ns = 400 * MS } };
 		pthread_t th[2];
 
 		pthread_barrier_init(&go, NULL, 2);

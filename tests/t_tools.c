@@ -72,8 +72,8 @@ int main(void)
 			   "sleep %lf ms + spin %lf ms: wall %lfms = cpu %lf + runq %lf + sleep %lf"
 			   " + dsleep %lf + iowait %lf | preempt %llu block %llu migrate %llu"
 			   " | flt %llu/%llu | sysc r%llu w%llu | io r%lluB w%lluB",
-			   &sleep_ms, &spin_ms, &wall, &b[0], &b[1], &b[2], &b[3], &b[4], &pre, &blk,
-			   &mig, &mn, &mj, &sr, &sw, &ir, &iw);
+			   &sleep_ms, &spin_ms, &wall, &b[0], &b[1], &b[2], &b[3], &b[4], &pre,
+			   &blk, &mig, &mn, &mj, &sr, &sw, &ir, &iw);
 		REQUIRE(n == 17, "parsed %d of 17 fields", n);
 		CHECK(sleep_ms == 50 && spin_ms == 50, "sleep %g spin %g", sleep_ms, spin_ms);
 		CHECK(wall >= 99, "wall %.3f ms", wall);
@@ -87,10 +87,11 @@ int main(void)
 
 	TEST("csfcat thread prints every field with its unit") {
 		static const char *const want[] = {
-			"oncpu_cyc", "runq_cyc", "sleep_cyc", "dsleep_cyc", "iowait_cyc",
-			"nr_preempt", "nr_block", "nr_migrate", "min_flt", "maj_flt", "syscr",
-			"syscw", "rchar", "wchar", "read_bytes", "write_bytes", "sum_exec_ns",
-			"run_delay_ns", "cpu", "start_tsc", "state", "tsc",
+			"oncpu_cyc",   "runq_cyc",    "sleep_cyc",    "dsleep_cyc", "iowait_cyc",
+			"nr_preempt",  "nr_block",    "nr_migrate",   "min_flt",    "maj_flt",
+			"syscr",       "syscw",	      "rchar",	      "wchar",	    "read_bytes",
+			"write_bytes", "sum_exec_ns", "run_delay_ns", "cpu",	    "start_tsc",
+			"state",       "tsc",
 		};
 
 		REQUIRE(run("csfcat thread", out, sizeof(out)) == 0, "exit status");

@@ -207,8 +207,8 @@ int main(void)
 		 * the switch) to the incoming thread; the page starts counting when the switch
 		 * is done. Under emulation a switch takes tens of microseconds: allow 0.2 ms each.
 		 */
-		printf("#   oncpu %.3f ms, schedstat runtime %.3f ms, %.0f switches\n", ours, theirs,
-		       nsw);
+		printf("#   oncpu %.3f ms, schedstat runtime %.3f ms, %.0f switches\n", ours,
+		       theirs, nsw);
 		CHECK(ours > theirs * 0.97 - 0.5 - 0.2 * nsw && ours < theirs * 1.03 + 0.5,
 		      "oncpu %.3f ms, schedstat %.3f ms", ours, theirs);
 	}
@@ -225,9 +225,9 @@ int main(void)
 	TEST("switch, fault and I/O counters equal the kernel's at a switch boundary") {
 		check_counters(&a);
 		check_counters(&b);
-		CHECK(b.s.p.min_flt - a.s.p.min_flt >= 8 * 256, "only %llu minor faults",
+		CHECK(b.s.p.min_flt - a.s.p.min_flt >= 8ull * 256, "only %llu minor faults",
 		      (unsigned long long)(b.s.p.min_flt - a.s.p.min_flt));
-		CHECK(b.s.p.wchar - a.s.p.wchar >= 8 * 65536, "wchar +%llu",
+		CHECK(b.s.p.wchar - a.s.p.wchar >= 8ull * 65536, "wchar +%llu",
 		      (unsigned long long)(b.s.p.wchar - a.s.p.wchar));
 		CHECK(b.s.p.nr_preempt > a.s.p.nr_preempt, "no preemption counted");
 	}

@@ -58,7 +58,7 @@ run() {
 kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life bad stress cpu format tools example"
+all_tests="fs thread truth life bad stress cpu format tools example dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -107,6 +107,7 @@ for t in $tests; do
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
 	selftest-fail) run "$t" t_selftest_fail ;;
 	selftest-hang) run "$t" sleep 100000 ;;
+	dkms) ;; # after the rmmod checks, below
 	t_*) run "$t" "$t" ;; # any test program by name, for development
 	*) report FAIL "$t" "no such test" ;;
 	esac
@@ -137,6 +138,24 @@ if rmmod coarse_stat_fs; then
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
+
+# The module DKMS built (tests/dkms-test.sh): same sources, loads, mounts, serves a page.
+dkms_ko=/csf/dkms/coarse_stat_fs.ko
+case " $tests " in
+*" dkms "*)
+	if [ ! -f "$dkms_ko" ]; then
+		report SKIP dkms "no DKMS-built module staged"
+	elif [ "$(modinfo -F srcversion "$dkms_ko")" != "$(modinfo -F srcversion /csf/coarse_stat_fs.ko)" ]; then
+		report FAIL dkms "srcversion differs from the module built from this tree"
+	elif insmod "$dkms_ko" && mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs &&
+		csfcat thread >/dev/null && csfcat cpu >/dev/null &&
+		umount /sys/kernel/coarse_stat_fs && rmmod coarse_stat_fs; then
+		report PASS dkms "loaded, mounted, served both pages, unloaded"
+	else
+		report FAIL dkms "the DKMS-built module did not load, serve or unload"
+	fi
+	;;
+esac
 
 if dmesg | grep -E "$kernel_bad" >/tmp/bad; then
 	cat /tmp/bad

@@ -64,8 +64,8 @@ static int map_error(const char *what)
 		return EXIT_NOT_MOUNTED;
 	}
 	if (e == EPROTO)
-		fprintf(stderr, "%s: %s: the module speaks another ABI than this csfcat (%d)\n", prog,
-			what, CSF_ABI_VERSION);
+		fprintf(stderr, "%s: %s: the module speaks another ABI than this csfcat (%d)\n",
+			prog, what, CSF_ABI_VERSION);
 	else
 		fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(e));
 	return EXIT_FAILURE;
@@ -161,8 +161,9 @@ static int cmd_cpu(bool ns)
 		printf("%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 		       " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 		       name, (uint64_t)r->user / div, (uint64_t)r->nice / div,
-		       (uint64_t)r->system / div, (uint64_t)r->idle / div, (uint64_t)r->iowait / div,
-		       (uint64_t)r->irq / div, (uint64_t)r->softirq / div, (uint64_t)r->steal / div,
+		       (uint64_t)r->system / div, (uint64_t)r->idle / div,
+		       (uint64_t)r->iowait / div, (uint64_t)r->irq / div,
+		       (uint64_t)r->softirq / div, (uint64_t)r->steal / div,
 		       (uint64_t)r->guest / div, (uint64_t)r->guest_nice / div);
 	}
 	free(rows);
@@ -202,7 +203,8 @@ static int cmd_self(const char *arg)
 		;
 	for (until = mono_ns() + half_ns; mono_ns() < until;)
 		;
-	csf_thread_snap(&b);
+	if (csf_thread_snap(&b))
+		return map_error(CSF_THREAD_FILE);
 
 	if (csf_format_diff(line, sizeof(line), &a, &b) < 0) {
 		fprintf(stderr, "%s: self: %s\n", prog, strerror(errno));

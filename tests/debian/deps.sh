@@ -5,6 +5,8 @@
 # installs what is missing; otherwise it prints the apt-get line to run and fails.
 #   host   booting test guests: QEMU, mmdebstrap, cpio, util-linux
 #   lib    compiling the library with each compiler it supports (make lib-check)
+#   lint   the static checks (make lint)
+#   compdb the editor's compile databases (make compdb)
 set -eu
 
 need=""
@@ -13,6 +15,9 @@ for what in "$@"; do
 	host) list="qemu-system-x86_64:qemu-system-x86 mmdebstrap:mmdebstrap cpio:cpio
 		unshare:util-linux timeout:coreutils git:git" ;;
 	lib) list="gcc:gcc g++:g++ clang:clang" ;;
+	lint) list="clang-format:clang-format clang-tidy:clang-tidy shellcheck:shellcheck perl:perl
+		python3:python3 systemd-analyze:systemd git:git" ;;
+	compdb) list="bear:bear python3:python3 clang:clang" ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 	for pair in $list; do

@@ -16,7 +16,7 @@ dir=$cache/debian/$suite
 root=$dir/root
 
 # Packages of the environment; changing this list rebuilds it.
-pkgs="build-essential busybox-static cpio kmod xz-utils zstd"
+pkgs="build-essential busybox-static cpio dkms kmod pkgconf sparse xz-utils zstd"
 kpkgs="linux-headers-amd64 linux-image-amd64"
 
 say() { printf '%s\n' "suite-env[$suite]: $*" >&2; }
@@ -108,20 +108,32 @@ build_env() {
 	mv "$dir/new" "$root"
 }
 
-if [ -f "$dir/stamp" ] && [ -d "$root" ]; then
-	avail=$(archive_kernel)
-	have=$(installed_kernel)
-	if [ -n "$avail" ] && [ "$(want_stamp "$avail")" != "$(cat "$dir/stamp")" ]; then
-		say "kernel package $have -> $avail or package list changed: rebuilding"
-		build_env
-	fi
-else
+# Ask the archive at most once an hour (CSF_ENV_RECHECK seconds): one run calls this often.
+recent() {
+	[ -f "$dir/checked" ] &&
+		[ $(($(date +%s) - $(stat -c %Y "$dir/checked"))) -lt "${CSF_ENV_RECHECK:-3600}" ]
+}
+
+if [ ! -d "$root" ] || [ ! -f "$dir/stamp" ]; then
 	build_env
+elif [ "$(want_stamp "$(installed_kernel)")" != "$(cat "$dir/stamp")" ]; then
+	say "the environment's package list changed: rebuilding"
+	build_env
+elif ! recent; then
+	avail=$(archive_kernel)
+	if [ -n "$avail" ]; then
+		touch "$dir/checked"
+		if [ "$(want_stamp "$avail")" != "$(cat "$dir/stamp")" ]; then
+			say "kernel package $(installed_kernel) -> $avail: rebuilding"
+			build_env
+		fi
+	fi
 fi
 
 if [ ! -f "$dir/stamp" ] || [ "$(want_stamp "$(installed_kernel)")" != "$(cat "$dir/stamp")" ]; then
 	[ -n "$(installed_kernel)" ] || die "no kernel in $root; see $dir/mmdebstrap.log"
 	want_stamp "$(installed_kernel)" >"$dir/stamp"
-	archive_kernel >/dev/null # reports expired Release files once for a fresh environment
+	# Reports expired Release files once for a fresh environment.
+	[ -z "$(archive_kernel)" ] || touch "$dir/checked"
 fi
 printf '%s\n' "$root"
