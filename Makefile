@@ -103,7 +103,13 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 	tests/debian/selftest.sh $(or $(SUITE),trixie)
 
 demo: ## Boot a kernel in a VM, load the module and show what it offers
-	tests/demo.sh $(SUITE)
+	@SUITE=$(SUITE) tests/show.sh demo
+
+bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory
+	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) SUITE=$(SUITE) tests/show.sh bench
+
+bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
+	$(B)/tests/bench --reader
 
 install: user module ## Install module, csfcat, man page, headers, pkg-config file, systemd units
 	install -D -m 0755 tools/csfcat $(DESTDIR)$(BINDIR)/csfcat
@@ -157,4 +163,4 @@ help: ## List the targets
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1"
 
-.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all debian selftest demo clean help
+.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all debian selftest demo bench bench-reader clean help

@@ -193,14 +193,10 @@ static int csf_cpu_release(struct inode *inode, struct file *file)
 /* As for thread-self, but children may inherit it: it holds nothing of the parent's. */
 static int csf_cpu_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL; /* MAP_PRIVATE */
-	if (vma->vm_flags & VM_EXEC)
-		return -EPERM;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > csf_cpu_map_size())
-		return -ENXIO;
+	int err = csf_mmap_check(vma, csf_cpu_map_size());
 
-	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	if (err)
+		return err;
 	/* The file is open, so the page exists until the mapping (holding the file) goes. */
 	return remap_vmalloc_range(vma, csf_cpu.page, 0);
 }

@@ -22,6 +22,7 @@ struct csf_clock {
 extern struct csf_clock csf_clock;
 
 void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size);
+int csf_mmap_check(struct vm_area_struct *vma, unsigned long size);
 
 /* A seqcount writer for a page that user space reads (see the uapi header for the reader). */
 static __always_inline void csf_write_begin(__u32 *seq)

@@ -74,6 +74,24 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
 	hdr->cyc2ns_shift = csf_clock.cyc2ns_shift;
 }
 
+/*
+ * Both files map read-only, shared, at offset 0, at most st_size: anything else is refused, and
+ * the mapping can never become writable (mprotect, ptrace and /proc/pid/mem writes need
+ * VM_MAYWRITE) or executable.
+ */
+int csf_mmap_check(struct vm_area_struct *vma, unsigned long size)
+{
+	/* A read-only MAP_SHARED has VM_MAYSHARE only: VM_SHARED goes when it cannot write. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL; /* MAP_PRIVATE */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM; /* PROT_EXEC; PROT_WRITE already failed: the file is read-only */
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > size)
+		return -ENXIO; /* beyond st_size */
+	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	return 0;
+}
+
 /* The files are the module's: not even root may truncate, chmod or touch them. */
 static int csf_setattr(struct csf_idmap *idmap, struct dentry *dentry, struct iattr *attr)
 {

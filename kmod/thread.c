@@ -312,24 +312,14 @@ static int csf_thread_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/*
- * Read-only, shared, at offset 0, at most st_size: anything else is refused, and the mapping can
- * never become writable (mprotect, ptrace and /proc/pid/mem writes need VM_MAYWRITE). Children
- * do not inherit it: after fork() they have a thread of their own to open the file for.
- */
+/* Children do not inherit the mapping: after fork() they have a thread of their own. */
 static int csf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct csf_thread *t = file->private_data;
+	int err = csf_mmap_check(vma, PAGE_SIZE);
 
-	/* A read-only MAP_SHARED has VM_MAYSHARE only: VM_SHARED goes when it cannot write. */
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL; /* MAP_PRIVATE */
-	if (vma->vm_flags & VM_EXEC)
-		return -EPERM; /* PROT_EXEC; PROT_WRITE already failed: the file is read-only */
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > PAGE_SIZE)
-		return -ENXIO; /* beyond st_size */
-
-	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	if (err)
+		return err;
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	return vm_insert_page(vma, vma->vm_start, virt_to_page(t->page));
 }

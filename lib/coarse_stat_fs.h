@@ -228,22 +228,16 @@ static inline bool csf__read_retry(const uint32_t *seq, uint32_t start)
 /* ---- Snapshots ---- */
 
 /*
- * Take a snapshot of the calling thread's page: a copy, the TSC read with it, and the current
- * bucket brought up to that TSC. The first call in a thread maps the page (a few syscalls);
- * every later call makes none. Returns 0, or -1 with errno: ENOENT (not mounted), EPROTO
- * (module of another ABI version), or what open() or mmap() set.
+ * Take a snapshot of a mapped thread page: a copy, the TSC read with it, and the current bucket
+ * brought up to that TSC. csf_thread_snap() does this with the calling thread's own page; call
+ * it directly for a page another thread handed you (a mapping of its thread-self). For another
+ * thread's page, extrapolation goes to the bucket it left the CPU in; its next switch-in moves
+ * the runqueue part of that time to runq_cyc.
  */
-static inline int csf_thread_snap(struct csf_snap *s)
+static inline void csf_page_snap(const struct csf_thread_page *page, struct csf_snap *s)
 {
-	const struct csf_thread_page *page = csf__thread.page;
 	uint32_t seq, state;
 	uint64_t tsc, last;
-
-	if (CSF_UNLIKELY(!page)) {
-		if (csf__thread_map())
-			return -1;
-		page = csf__thread.page;
-	}
 
 	/* Only loads and the TSC read in the loop; a torn copy is thrown away. */
 	do {
@@ -257,7 +251,7 @@ static inline int csf_thread_snap(struct csf_snap *s)
 	if (CSF_UNLIKELY((s->p.flags & CSF_THREAD_PARKED) || state >= CSF_NR_STATES)) {
 		s->tsc = last;
 		s->extrapolated = false;
-		return 0;
+		return;
 	}
 	/* A TSC behind the page's (another CPU's, unsynchronized) counts as no time at all. */
 	if (CSF_UNLIKELY((int64_t)(tsc - last) < 0))
@@ -265,6 +259,66 @@ static inline int csf_thread_snap(struct csf_snap *s)
 	s->p.cyc[state] += tsc - last;
 	s->tsc = tsc;
 	s->extrapolated = true;
+}
+
+/*
+ * Take a snapshot of the calling thread's page (see csf_page_snap()). The first call in a thread
+ * maps the page (a few syscalls); every later call makes none. Returns 0, or -1 with errno:
+ * ENOENT (not mounted), EPROTO (module of another ABI version), or what open() or mmap() set.
+ */
+static inline int csf_thread_snap(struct csf_snap *s)
+{
+	const struct csf_thread_page *page = csf__thread.page;
+
+	if (CSF_UNLIKELY(!page)) {
+		if (csf__thread_map())
+			return -1;
+		page = csf__thread.page;
+	}
+	csf_page_snap(page, s);
+	return 0;
+}
+
+/* One bucket of a mapped thread page, brought up to now, in TSC cycles (csf_thread_cyc()). */
+static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned int bucket)
+{
+	uint32_t seq, state, flags;
+	uint64_t tsc, last, v;
+
+	do {
+		seq = csf__read_begin(&page->seq);
+		state = page->state;
+		flags = page->flags;
+		last = page->last_switch_tsc;
+		v = page->cyc[bucket];
+		tsc = csf_rdtsc();
+	} while (csf__read_retry(&page->seq, seq));
+
+	if (state == bucket && !(flags & CSF_THREAD_PARKED) && (int64_t)(tsc - last) > 0)
+		v += tsc - last;
+	return v;
+}
+
+/*
+ * One bucket of the calling thread, brought up to now, in TSC cycles: csf_thread_snap() for
+ * when one number is enough, such as the thread's CPU time (CSF_ONCPU). It reads five words
+ * instead of copying the page. Returns 0, or -1 with errno as csf_thread_snap(), or EINVAL for
+ * a bucket that is not an enum csf_state.
+ */
+static inline int csf_thread_cyc(unsigned int bucket, uint64_t *cyc)
+{
+	const struct csf_thread_page *page = csf__thread.page;
+
+	if (CSF_UNLIKELY(bucket >= CSF_NR_STATES)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (CSF_UNLIKELY(!page)) {
+		if (csf__thread_map())
+			return -1;
+		page = csf__thread.page;
+	}
+	*cyc = csf_page_cyc(page, bucket);
 	return 0;
 }
 

@@ -57,6 +57,7 @@ esac
 if [ "$accel" = kvm ]; then
 	qemu+=(-accel kvm -cpu host)
 else
+	accel="tcg ${VM_TCG_THREAD:-single}-threaded"
 	# One host thread for all vCPUs: multi-threaded TCG (QEMU 7.2) can run a stale int3 after
 	# the kernel patches code on another vCPU, and the guest oopses (seen at boot, once in ~40).
 	qemu+=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max)

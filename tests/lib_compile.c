@@ -16,7 +16,7 @@ int main(void)
 
 	if (csf_thread_snap(&a) || csf_thread_snap(&b))
 		return 1;
-	if (csf_format_diff(buf, sizeof(buf), &a, &b) < 0)
+	if (csf_format_diff(buf, sizeof(buf), &a, &b) < 0 || csf_thread_cyc(CSF_ONCPU, &when))
 		return 1;
 	if (csf_cpu_snap(&c, CSF_CPU_ALL) || csf_cpu_count() < 1 ||
 	    csf_cpu_snap_all(rows, 4, &when) < 2)

@@ -203,6 +203,33 @@ static inline void t_print_diff(const char *what, const struct csf_snap *a,
 	printf("#   %s: %s\n", what, line);
 }
 
+/*
+ * The module's reference count: +1 for each thread object and each open file (a mapping keeps
+ * its file open), so it shows when objects come and go.
+ */
+static inline int t_module_refs(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/sys/module/coarse_stat_fs/refcnt", "r");
+
+	if (!f || !fgets(buf, sizeof(buf), f))
+		t_die("read /sys/module/coarse_stat_fs/refcnt");
+	fclose(f);
+	return (int)strtol(buf, NULL, 10);
+}
+
+/* Wait until the count reaches want (frees after an exit can trail a little); return it. */
+static inline int t_module_refs_settle(int want)
+{
+	int r = t_module_refs();
+
+	for (int i = 0; r != want && i < 200; i++) {
+		t_sleep_ns(5000000);
+		r = t_module_refs();
+	}
+	return r;
+}
+
 /* Print the summary line and return the exit status. */
 static inline int t_done(const char *prog)
 {

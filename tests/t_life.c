@@ -18,29 +18,6 @@
 
 static const char *self_exe; /* this program, for exec */
 
-static int refcnt(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/module/coarse_stat_fs/refcnt", O_RDONLY);
-
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		t_die("read refcnt");
-	close(fd);
-	return atoi(buf);
-}
-
-/* Wait until refcnt reaches want (frees after exit can trail a little); return what it is. */
-static int refcnt_settles(int want)
-{
-	int r = refcnt();
-
-	for (int i = 0; r != want && i < 200; i++) {
-		t_sleep_ns(5 * MS);
-		r = refcnt();
-	}
-	return r;
-}
-
 static const struct csf_thread_page *map_page(int fd)
 {
 	void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
@@ -102,7 +79,7 @@ static void *handoff_owner(void *arg)
 	      (unsigned long long)p->start_tsc, (unsigned long long)h->start_tsc);
 	CHECK_EQ(p->flags & CSF_THREAD_PARKED, 0);
 	CHECK_EQ(p->tid, gettid());
-	CHECK_EQ(refcnt(), base_refs + 2);
+	CHECK_EQ(t_module_refs(), base_refs + 2);
 	t_sleep_ns(MS);
 	CHECK(p->nr_block > 0 && p->last_switch_tsc > p->start_tsc, "not accounting again");
 	munmap((void *)p, 4096);
@@ -175,7 +152,7 @@ int main(int argc, char **argv)
 	}
 
 	t_sleep_ns(10 * MS);
-	base_refs = refcnt();
+	base_refs = t_module_refs();
 	printf("# module refcnt with nothing registered: %d\n", base_refs);
 
 	TEST("descriptors of one thread share one object") {
@@ -183,7 +160,7 @@ int main(int argc, char **argv)
 		const struct csf_thread_page *p1, *p2;
 
 		REQUIRE(fd1 >= 0 && fd2 >= 0, "open: %s", strerror(errno));
-		CHECK_EQ(refcnt(), base_refs + 3); /* one object, two files */
+		CHECK_EQ(t_module_refs(), base_refs + 3); /* one object, two files */
 		p1 = map_page(fd1);
 		p2 = map_page(fd2);
 		CHECK(p1->start_tsc == p2->start_tsc && p1->tid == p2->tid, "two objects");
@@ -191,10 +168,10 @@ int main(int argc, char **argv)
 		CHECK(p1->last_switch_tsc == p2->last_switch_tsc, "pages differ");
 		close(fd1);
 		close(fd2);
-		CHECK_EQ(refcnt(), base_refs + 3); /* the mappings hold the files */
+		CHECK_EQ(t_module_refs(), base_refs + 3); /* the mappings hold the files */
 		munmap((void *)p1, 4096);
 		munmap((void *)p2, 4096);
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
 
 	TEST("closing the last file unregisters; the next open starts afresh") {
@@ -207,7 +184,7 @@ int main(int argc, char **argv)
 		start = p->start_tsc;
 		munmap((void *)p, 4096);
 		close(fd);
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 		fd = open(PATH, O_RDONLY);
 		p = map_page(fd);
 		CHECK(p->start_tsc > start, "same object after the last close");
@@ -220,7 +197,7 @@ int main(int argc, char **argv)
 
 		pthread_create(&th, NULL, open_and_exit, NULL);
 		pthread_join(th, NULL);
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
 
 	TEST("a thread that exits registered unregisters; its mapping keeps the file") {
@@ -231,12 +208,12 @@ int main(int argc, char **argv)
 		pthread_create(&th, NULL, exit_with_mapping, &p);
 		pthread_join(th, NULL);
 		/* Unregistered, but the mapping's file still holds the object: +2 until munmap. */
-		CHECK_EQ(refcnt_settles(base_refs + 2), base_refs + 2);
+		CHECK_EQ(t_module_refs_settle(base_refs + 2), base_refs + 2);
 		last = p->last_switch_tsc;
 		t_sleep_ns(2 * MS);
 		CHECK(p->last_switch_tsc == last, "dead thread's page still changes");
 		munmap((void *)p, 4096);
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
 
 	TEST("a hand-off parks the object; the owner's reopen resets it") {
@@ -247,10 +224,11 @@ int main(int argc, char **argv)
 		pthread_create(&th, NULL, handoff_owner, &h);
 		wait_step(&h, 1);
 		munmap((void *)h.page, 4096); /* the last reference, dropped by another thread */
-		CHECK_EQ(refcnt_settles(base_refs + 1), base_refs + 1); /* parked, registered */
+		CHECK_EQ(t_module_refs_settle(base_refs + 1),
+			 base_refs + 1); /* parked, registered */
 		set_step(&h, 2);
 		pthread_join(th, NULL);
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
 
 	TEST("many threads registering and exiting concurrently leave nothing behind") {
@@ -268,7 +246,7 @@ int main(int argc, char **argv)
 					close((int)(long)ret); /* a dead thread's file */
 			}
 		}
-		CHECK_EQ(refcnt_settles(base_refs), base_refs);
+		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
 
 	TEST("a forked child maps its own page; the parent's mapping is not inherited") {

@@ -22,17 +22,6 @@ static atomic_int stop;
 static atomic_int slot[SLOTS]; /* descriptors handed from thread to thread; 0: empty */
 static atomic_long ops;
 
-static int refcnt(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/module/coarse_stat_fs/refcnt", O_RDONLY);
-
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		t_die("read refcnt");
-	close(fd);
-	return atoi(buf);
-}
-
 static void *short_lived(void *arg)
 {
 	struct csf_snap s;
@@ -111,7 +100,7 @@ int main(void)
 	int base;
 
 	t_sleep_ns(10000000);
-	base = refcnt();
+	base = t_module_refs();
 
 	TEST("8 threads open, map, hand off, fork and exit for 5 s; nothing leaks") {
 		for (long i = 0; i < WORKERS; i++)
@@ -125,9 +114,7 @@ int main(void)
 				close(slot[i]);
 		printf("#   %ld operations\n", atomic_load(&ops));
 		CHECK(atomic_load(&ops) > 100, "only %ld operations", atomic_load(&ops));
-		for (int i = 0; i < 200 && refcnt() != base; i++)
-			t_sleep_ns(5000000);
-		CHECK_EQ(refcnt(), base);
+		CHECK_EQ(t_module_refs_settle(base), base);
 	}
 	return t_done("t_stress");
 }

@@ -9,6 +9,7 @@
 #include "t.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -42,6 +43,20 @@ struct spinner {
 	uint64_t ns;
 	struct csf_snap a, b;
 };
+
+/* A real-time thread on CPU 1: sleeps 10 ms, then holds the CPU for 40 ms. */
+static void *rt_hog(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	(void)arg;
+	pin(1);
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		t_die("SCHED_FIFO");
+	t_sleep_ns(10 * MS);
+	t_spin_ns(40 * MS);
+	return NULL;
+}
 
 static void *spin_pinned(void *arg)
 {
@@ -106,6 +121,26 @@ int main(void)
 			CHECK_EQ(s[i].b.p.cpu, 1);
 			check_sum(&s[i].a, &s[i].b);
 		}
+	}
+
+	TEST("after a sleep, the wait for a busy CPU lands in runq_cyc, not sleep_cyc") {
+		pthread_t hog;
+
+		pin(1);
+		pthread_create(&hog, NULL, rt_hog, NULL);
+		t_snap(&a);
+		t_sleep_ns(20 * MS); /* wakes at 20 ms; the hog holds CPU 1 until about 50 */
+		t_snap(&b);
+		pthread_join(hog, NULL);
+		d = t_diff(&a, &b);
+		t_print_diff("sleep 20 ms, then wait for a real-time hog", &a, &b);
+		CHECK(d.sleep >= 15 && d.sleep <= 30, "sleep %.3f ms, expected about 20", d.sleep);
+		CHECK(d.runq >= 20, "runq %.3f ms, expected about 30", d.runq);
+		/* The split is the scheduler's own: runq_cyc follows run_delay_ns. */
+		CHECK(fabs(d.runq - (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6) < 1,
+		      "runq %.3f ms, run_delay %.3f ms", d.runq,
+		      (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6);
+		check_sum(&a, &b);
 	}
 
 	TEST("a vfork parent waits in dsleep_cyc") {
@@ -185,6 +220,22 @@ int main(void)
 		CHECK_EQ(a.p.tid, gettid());
 		CHECK_EQ(a.p.hdr.magic, CSF_MAGIC);
 		CHECK_EQ(a.p.hdr.kind, CSF_KIND_THREAD);
+	}
+
+	TEST("csf_thread_cyc() reads one bucket as a snapshot would") {
+		uint64_t c0, c1;
+
+		REQUIRE(csf_thread_cyc(CSF_ONCPU, &c0) == 0, "csf_thread_cyc: %s", strerror(errno));
+		t_spin_ns(20 * MS);
+		t_snap(&a);
+		REQUIRE(csf_thread_cyc(CSF_ONCPU, &c1) == 0, "csf_thread_cyc: %s", strerror(errno));
+		CHECK(c1 >= a.p.oncpu_cyc && t_ms(&a, c1 - c0) >= 19,
+		      "oncpu %.3f ms; snapshot %llu, "
+		      "csf_thread_cyc %llu",
+		      t_ms(&a, c1 - c0), (unsigned long long)a.p.oncpu_cyc, (unsigned long long)c1);
+		REQUIRE(csf_thread_cyc(CSF_SLEEP, &c0) == 0, "sleep bucket");
+		CHECK_EQ(c0, a.p.sleep_cyc); /* not the current bucket: not extrapolated */
+		CHECK_ERRNO(csf_thread_cyc(CSF_NR_STATES, &c0), EINVAL);
 	}
 
 	return t_done("t_thread");

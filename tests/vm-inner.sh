@@ -102,6 +102,7 @@ for t in $tests; do
 	tools) run tools t_tools ;;
 	example) run example t_example ;;
 	demo) run demo csf-demo ;;
+	bench) run bench bench ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;

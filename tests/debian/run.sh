@@ -20,7 +20,7 @@ out=$top/build/debian/$suite
 "$top/tests/debian/deps.sh" host
 if [ "$(id -u)" != 0 ]; then
 	echo "run[$suite]: mmdebstrap and chroot need root: running through sudo"
-	exec sudo --preserve-env=CSF_CACHE,VM_TIMEOUT,VM_DEBUG,VM_ACCEL,VM_SMP,VM_MEM \
+	exec sudo --preserve-env=CSF_CACHE,VM_TIMEOUT,VM_DEBUG,VM_ACCEL,VM_SMP,VM_MEM,VM_TCG_THREAD \
 		"$0" "$suite" "$@"
 fi
 
