@@ -27,6 +27,7 @@ cache=${CSF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/coarse_stat_fs}
 out=$top/build/lint
 mkdir -p "$out"
 fails=0
+exec 3>&2 # progress of long steps, while each check's own output goes to its log
 
 c_files() { git ls-files '*.c' '*.h'; }
 # LINT_TIDY_FILES limits clang-tidy on user space to some files (lint-selftest.sh does).
@@ -48,6 +49,7 @@ shell_files() {
 kmod_built=""
 build_kmod() {
 	[ -z "$kmod_built" ] || return 0
+	tests/debian/suite-env.sh "$suite" 2>&3 >/dev/null || return 1
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	tests/debian/in-env.sh --fresh "$suite" \
 		'make -C /lib/modules/$KVER/build M=/csf/src/kmod W=1 modules' \
@@ -84,6 +86,7 @@ check_tidy_kmod() {
 }
 
 check_sparse() {
+	tests/debian/suite-env.sh "$suite" 2>&3 >/dev/null || return 1
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	tests/debian/in-env.sh --fresh "$suite" \
 		'make -C /lib/modules/$KVER/build M=/csf/src/kmod C=2 modules 2>&1' >"$out/sparse.log" 2>&1 ||
@@ -97,7 +100,8 @@ check_sparse() {
 fetch_checkpatch() {
 	local dir=$cache/checkpatch
 	[ -x "$dir/scripts/checkpatch.pl" ] && return 0
-	echo "lint: fetching checkpatch.pl from $suite's linux-source package (once, ~150 MB)" >&2
+	echo "lint: fetching checkpatch.pl from $suite's linux-source package (once, ~150 MB)" >&3
+	tests/debian/suite-env.sh "$suite" 2>&3 >/dev/null || return 1
 	mkdir -p "$dir"
 	# shellcheck disable=SC2016 # expanded inside the environment
 	tests/debian/in-env.sh "$suite" '
