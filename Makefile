@@ -75,7 +75,7 @@ lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Wall -Wext
 	done; exit $$fails
 
 lint: ## Run every static check (scripts/lint.sh); fails on any finding
-	@tests/debian/deps.sh lint
+	@tests/debian/deps.sh lint host
 	@scripts/lint.sh
 
 lint-selftest: ## Show that lint fails on a planted style, clang-tidy and shellcheck finding

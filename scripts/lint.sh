@@ -78,7 +78,11 @@ check_tidy_user() {
 }
 
 check_tidy_kmod() {
-	build_kmod || { tail -n 20 "$out/kmod-build.log"; return 1; }
+	if ! build_kmod; then
+		echo "cannot build the module in Debian $suite's environment"
+		[ ! -f "$out/kmod-build.log" ] || tail -n 20 "$out/kmod-build.log"
+		return 1
+	fi
 	python3 scripts/kmod-compdb.py --kmod "$root/csf/src/kmod" --kdir "$kdir" --root "$root" \
 		--src-map "/csf/src=$top" -o "$out/compile_commands.json" || return 1
 	clang-tidy --quiet -p "$out" kmod/*.c >"$out/kmod.tidy" 2>&1
