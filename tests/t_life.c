@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,6 +86,21 @@ static void *handoff_owner(void *arg)
 	munmap((void *)p, 4096);
 	close(fd);
 	return NULL;
+}
+
+/* Wait up to a second for a thread of this process to be gone from /proc. */
+static bool task_gone(uint32_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u", tid);
+	for (int i = 0; i < 200; i++) {
+		if (stat(path, &st))
+			return true;
+		t_sleep_ns(5 * MS);
+	}
+	return false;
 }
 
 static void *open_and_exit(void *arg)
@@ -207,6 +223,12 @@ int main(int argc, char **argv)
 
 		pthread_create(&th, NULL, exit_with_mapping, &p);
 		pthread_join(th, NULL);
+		/*
+		 * pthread_join() returns when the thread has let go of its memory, which is before
+		 * the end of its exit (and the tracepoint that unregisters it). Its /proc entry goes
+		 * only after that.
+		 */
+		REQUIRE(task_gone(p->tid), "thread %u still in /proc after 1 s", p->tid);
 		/* Unregistered, but the mapping's file still holds the object: +2 until munmap. */
 		CHECK_EQ(t_module_refs_settle(base_refs + 2), base_refs + 2);
 		last = p->last_switch_tsc;
