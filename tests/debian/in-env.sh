@@ -43,5 +43,5 @@ fi
 # A private mount namespace: /proc (objtool on 7.x reads it) vanishes with the command.
 # shellcheck disable=SC2016 # expanded by the inner shell
 exec unshare -m --propagation private sh -c \
-	'mount -t proc proc "$1/proc" && exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root KVER="$2" sh -c "cd /csf/src && $3"' \
+	'mount -t proc proc "$1/proc" && exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root KVER="$2" sh -c "cd /csf/src || exit 1; $3"' \
 	sh "$root" "$kver" "$cmd"

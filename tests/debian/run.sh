@@ -33,7 +33,7 @@ say "building for $kver (log: $out/build.log)"
 # shellcheck disable=SC2016 # $KVER is expanded inside the environment
 if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
 	'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
-	make STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
+	make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
 	tests/stage-guest.sh /csf/art /lib/modules/$KVER' >"$out/build.log" 2>&1; then
 	tail -n 30 "$out/build.log"
 	say "build failed; full log in $out/build.log"
@@ -43,14 +43,15 @@ fi
 say "built with $(sed -n 's/^kernel [^,]*, //p' "$out/build.log" | head -n 1)"
 
 # Installing, from the built tree in the environment: make install into a scratch root, and a
-# real dkms add/build/install whose module the guest loads (test "dkms"). CSF_HOST_TESTS=0
-# leaves them out (the harness self-test does).
+# real dkms add/build/install whose module the guest loads (test "dkms"), side by side.
+# CSF_HOST_TESTS=0 leaves them out (the harness self-test does).
 host_fails=0
 if [ "${CSF_HOST_TESTS:-1}" = 1 ]; then
 	say "checking make install and DKMS"
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	"$top/tests/debian/in-env.sh" "$suite" \
-		'tests/install-test.sh /lib/modules/$KVER/build; tests/dkms-test.sh $KVER /csf/art' \
+		'tests/install-test.sh /lib/modules/$KVER/build >/tmp/install.log 2>&1 &
+		tests/dkms-test.sh $KVER /csf/art; wait; cat /tmp/install.log' \
 		>"$out/host-tests.log" 2>&1
 	grep -E '^(PASS|FAIL|#)' "$out/host-tests.log"
 	host_fails=$(grep -c '^FAIL' "$out/host-tests.log" || true)
