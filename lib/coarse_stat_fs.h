@@ -184,28 +184,36 @@ static inline void csf__init_once(void)
 		csf__once_err = pthread_atfork(NULL, NULL, csf__after_fork);
 }
 
-/* First use in a thread: open, map and check the thread's page. */
-static __attribute__((noinline, cold, unused)) int csf__thread_map(void)
+/* First use in a thread: open, map and check the thread's page; NULL with errno on failure. */
+static __attribute__((noinline, cold, unused)) const struct csf_thread_page *csf__thread_map(void)
 {
 	const struct csf_thread_page *page;
 	size_t len;
 
 	if (pthread_once(&csf__once, csf__init_once) || csf__once_err) {
 		errno = csf__once_err ? csf__once_err : EAGAIN;
-		return -1;
+		return NULL;
 	}
 	page = (const struct csf_thread_page *)csf__map(CSF_THREAD_FILE, &len);
 	if (!page)
-		return -1;
+		return NULL;
 	if (csf__check_hdr(&page->hdr, CSF_KIND_THREAD, sizeof(*page), len)) {
 		munmap((void *)page, len);
 		errno = EPROTO;
-		return -1;
+		return NULL;
 	}
 	csf__thread.page = page;
 	csf__thread.len = len;
 	pthread_setspecific(csf__key, (void *)page);
-	return 0;
+	return page;
+}
+
+/* The calling thread's page, mapped on first use; NULL with errno as csf__thread_map(). */
+static inline const struct csf_thread_page *csf__thread_page(void)
+{
+	const struct csf_thread_page *page = csf__thread.page;
+
+	return CSF_LIKELY(page) ? page : csf__thread_map();
 }
 
 /* ---- The seqcount reader, as the vDSO reads its data page ---- */
@@ -268,13 +276,10 @@ static inline void csf_page_snap(const struct csf_thread_page *page, struct csf_
  */
 static inline int csf_thread_snap(struct csf_snap *s)
 {
-	const struct csf_thread_page *page = csf__thread.page;
+	const struct csf_thread_page *page = csf__thread_page();
 
-	if (CSF_UNLIKELY(!page)) {
-		if (csf__thread_map())
-			return -1;
-		page = csf__thread.page;
-	}
+	if (CSF_UNLIKELY(!page))
+		return -1;
 	csf_page_snap(page, s);
 	return 0;
 }
@@ -307,17 +312,15 @@ static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned
  */
 static inline int csf_thread_cyc(unsigned int bucket, uint64_t *cyc)
 {
-	const struct csf_thread_page *page = csf__thread.page;
+	const struct csf_thread_page *page;
 
 	if (CSF_UNLIKELY(bucket >= CSF_NR_STATES)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (CSF_UNLIKELY(!page)) {
-		if (csf__thread_map())
-			return -1;
-		page = csf__thread.page;
-	}
+	page = csf__thread_page();
+	if (CSF_UNLIKELY(!page))
+		return -1;
 	*cyc = csf_page_cyc(page, bucket);
 	return 0;
 }
