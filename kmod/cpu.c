@@ -239,13 +239,8 @@ static const struct kernel_param_ops csf_period_ops = {
 module_param_cb(period_us, &csf_period_ops, &period_us, 0644);
 MODULE_PARM_DESC(period_us, "cpu page refresh period, us (1000 to 10000000, default 10000)");
 
-int csf_cpu_init(void)
+/* Nothing to undo at exit: every file holds a module reference, so no timer outlives them. */
+void csf_cpu_init(void)
 {
 	csf_hrtimer_setup(&csf_cpu.timer, csf_cpu_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	return 0;
-}
-
-void csf_cpu_exit(void)
-{
-	/* Every file holds a module reference: no user is left, so no timer runs. */
 }

@@ -44,8 +44,7 @@ void csf_thread_exit(void);
 
 /* cpu.c */
 extern const struct file_operations csf_cpu_fops;
-int csf_cpu_init(void);
-void csf_cpu_exit(void);
+void csf_cpu_init(void);
 loff_t csf_cpu_map_size(void);
 
 #endif /* CSF_H */

@@ -178,12 +178,10 @@ static int __init csf_init(void)
 	err = csf_thread_init();
 	if (err)
 		goto out_notifier;
-	err = csf_cpu_init();
-	if (err)
-		goto out_thread;
+	csf_cpu_init();
 	err = register_filesystem(&csf_fs_type);
 	if (err)
-		goto out_cpu;
+		goto out_thread;
 	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
 	if (err)
 		goto out_fs;
@@ -191,8 +189,6 @@ static int __init csf_init(void)
 
 out_fs:
 	unregister_filesystem(&csf_fs_type);
-out_cpu:
-	csf_cpu_exit();
 out_thread:
 	csf_thread_exit();
 out_notifier:
@@ -205,7 +201,6 @@ static void __exit csf_exit(void)
 {
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	unregister_filesystem(&csf_fs_type);
-	csf_cpu_exit();
 	csf_thread_exit();
 	preempt_notifier_dec();
 }
