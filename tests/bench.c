@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -255,16 +254,6 @@ struct pingpong {
 	pthread_barrier_t ready;
 };
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		t_die("sched_setaffinity");
-}
-
 static int instrument(enum mode mode)
 {
 	struct csf_snap s;
@@ -287,7 +276,7 @@ static void *pong(void *arg)
 	char c;
 	int fd;
 
-	pin(p->cpu_b);
+	t_pin(p->cpu_b);
 	fd = instrument(p->mode);
 	pthread_barrier_wait(&p->ready);
 	for (int i = 0; i < p->iters; i++)
@@ -311,7 +300,7 @@ static double round_trip(int cpu_a, int cpu_b, enum mode mode, int iters)
 		t_die("pipe");
 	pthread_barrier_init(&p.ready, NULL, 2);
 	pthread_create(&th, NULL, pong, &p);
-	pin(cpu_a);
+	t_pin(cpu_a);
 	fd = instrument(mode);
 	pthread_barrier_wait(&p.ready);
 	t0 = t_mono_ns();
@@ -516,7 +505,7 @@ int main(int argc, char **argv)
 		printf("coarse_stat_fs reader benchmark, no module: TSC %.1f MHz (measured), %ld CPUs\n",
 		       (double)hdr->tsc_hz / 1e6, sysconf(_SC_NPROCESSORS_ONLN));
 		TEST("cost per call, the reader on an ordinary page") {
-			pin(0);
+			t_pin(0);
 			bench_calls(&fake);
 		}
 		return t_done("bench --reader");
@@ -529,7 +518,7 @@ int main(int argc, char **argv)
 	       sysconf(_SC_NPROCESSORS_ONLN));
 
 	TEST("cost per call") {
-		pin(0);
+		t_pin(0);
 		bench_calls(NULL);
 	}
 	TEST("context switches") {

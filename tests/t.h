@@ -21,6 +21,7 @@
 #define _GNU_SOURCE /* strerrorname_np() */
 #endif
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -161,6 +162,17 @@ static inline void t_spin_ns(uint64_t ns)
 
 	while (t_mono_ns() < end)
 		;
+}
+
+/* Run the calling thread on cpu only, or end the program. */
+static inline void t_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		t_die("sched_setaffinity(%d)", cpu);
 }
 
 /* A snapshot of the calling thread, or the end of the program. */

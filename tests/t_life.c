@@ -28,6 +28,31 @@ static const struct csf_thread_page *map_page(int fd)
 	return m;
 }
 
+/*
+ * Fork a child that opens thread-self (with open_flags), maps it, closes the descriptor if asked,
+ * and execs this program as "exec-child", which exits 0 if its page is the same object. Returns
+ * the child's wait status.
+ */
+static int exec_child(int open_flags, bool close_fd)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(PATH, open_flags);
+		const struct csf_thread_page *p = map_page(fd);
+		char start[32];
+
+		if (close_fd)
+			close(fd);
+		snprintf(start, sizeof(start), "%llu", (unsigned long long)p->start_tsc);
+		execl(self_exe, self_exe, "exec-child", start, (char *)NULL);
+		_exit(99);
+	}
+	waitpid(pid, &status, 0);
+	return status;
+}
+
 /* ---- threads for the scenarios ---- */
 
 struct handoff {
@@ -297,40 +322,19 @@ int main(int argc, char **argv)
 	}
 
 	TEST("exec keeps the object of an inherited descriptor, not of a mapping") {
-		int fd = open(PATH, O_RDONLY), status = -1;
+		int fd = open(PATH, O_RDONLY), status;
 		const struct csf_thread_page *p;
-		char start[32];
-		pid_t pid;
 
 		REQUIRE(fd >= 0, "open: %s", strerror(errno));
 		p = map_page(fd);
-		snprintf(start, sizeof(start), "%llu", (unsigned long long)p->start_tsc);
-		pid = fork();
-		if (pid == 0) {
-			/* The child's own object, with a descriptor open across exec. */
-			int cfd = open(PATH, O_RDONLY);
-			const struct csf_thread_page *cp = map_page(cfd);
 
-			snprintf(start, sizeof(start), "%llu", (unsigned long long)cp->start_tsc);
-			execl(self_exe, self_exe, "exec-child", start, (char *)NULL);
-			_exit(99);
-		}
-		waitpid(pid, &status, 0);
+		/* The child's own object, with a descriptor open across exec. */
+		status = exec_child(O_RDONLY, false);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "exec'd child saw another object (status %#x)", status);
 
-		pid = fork();
-		if (pid == 0) {
-			/* Only a mapping, lost at exec: the new program gets a new object. */
-			int cfd = open(PATH, O_RDONLY | O_CLOEXEC);
-			const struct csf_thread_page *cp = map_page(cfd);
-
-			close(cfd);
-			snprintf(start, sizeof(start), "%llu", (unsigned long long)cp->start_tsc);
-			execl(self_exe, self_exe, "exec-child", start, (char *)NULL);
-			_exit(99);
-		}
-		waitpid(pid, &status, 0);
+		/* Only a mapping, lost at exec: the new program gets a new object. */
+		status = exec_child(O_RDONLY | O_CLOEXEC, true);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "after exec, a mapping-only object survived (status %#x)", status);
 		munmap((void *)p, 4096);

@@ -18,16 +18,6 @@
 
 #define MS 1000000ull
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		t_die("sched_setaffinity(%d)", cpu);
-}
-
 static void check_sum(const struct csf_snap *a, const struct csf_snap *b)
 {
 	uint64_t sum = 0;
@@ -50,7 +40,7 @@ static void *rt_hog(void *arg)
 	struct sched_param sp = { .sched_priority = 1 };
 
 	(void)arg;
-	pin(1);
+	t_pin(1);
 	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
 		t_die("SCHED_FIFO");
 	t_sleep_ns(10 * MS);
@@ -62,7 +52,7 @@ static void *spin_pinned(void *arg)
 {
 	struct spinner *s = arg;
 
-	pin(1);
+	t_pin(1);
 	pthread_barrier_wait(s->go);
 	t_snap(&s->a);
 	t_spin_ns(s->ns);
@@ -126,7 +116,7 @@ int main(void)
 	TEST("after a sleep, the wait for a busy CPU lands in runq_cyc, not sleep_cyc") {
 		pthread_t hog;
 
-		pin(1);
+		t_pin(1);
 		pthread_create(&hog, NULL, rt_hog, NULL);
 		t_snap(&a);
 		t_sleep_ns(20 * MS); /* wakes at 20 ms; the hog holds CPU 1 until about 50 */
@@ -189,17 +179,17 @@ int main(void)
 	}
 
 	TEST("moving to another CPU counts in nr_migrate") {
-		pin(0);
+		t_pin(0);
 		t_sleep_ns(MS);
 		t_snap(&a);
 		REQUIRE(a.p.cpu == 0, "pinned to CPU 0 but page says %u", a.p.cpu);
-		pin(1);
+		t_pin(1);
 		t_sleep_ns(MS);
 		t_snap(&b);
 		CHECK_EQ(b.p.cpu, 1);
 		CHECK(b.p.nr_migrate > a.p.nr_migrate, "nr_migrate stayed %llu",
 		      (unsigned long long)a.p.nr_migrate);
-		pin(0);
+		t_pin(0);
 		t_sleep_ns(MS);
 		t_snap(&b);
 		CHECK(b.p.nr_migrate >= a.p.nr_migrate + 2, "nr_migrate %llu -> %llu",

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -134,12 +133,8 @@ static volatile int stop;
 
 static void *competitor(void *arg)
 {
-	cpu_set_t set;
-
 	(void)arg;
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	t_pin(1);
 	while (!stop)
 		;
 	return NULL;
@@ -179,12 +174,8 @@ int main(void)
 {
 	struct truth a, b;
 	pthread_t th;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		t_die("sched_setaffinity");
+	t_pin(1);
 	pthread_create(&th, NULL, competitor, NULL);
 	t_sleep_ns(20 * MS);
 
