@@ -39,8 +39,11 @@ all: user ## Build the module (against KDIR) and all user-space programs
 
 user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel headers needed)
 
-tools/csfcat: tools/csfcat.c $(HEADERS)
-	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+# csfcat: csfcat.c dispatches, each capability has a csfcat-NAME.c, json.c writes --json.
+CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c
+
+tools/csfcat: $(CSFCAT_SRCS) tools/csfcat.h $(HEADERS)
+	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $(CSFCAT_SRCS) $(LDLIBS)
 
 $(B)/eventloop: examples/eventloop.c $(HEADERS) | $(B)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)

@@ -4,6 +4,7 @@
  * there. Runs csfcat from PATH.
  */
 #include "t.h"
+#include "tjson.h"
 
 #include <sched.h>
 #include <sys/mount.h>
@@ -101,9 +102,40 @@ int main(void)
 		CHECK(strstr(out, " cycles (") && strstr(out, " ns "), "units missing");
 	}
 
+	TEST("--json: one valid JSON object per command, with the numbers of the text form") {
+		bool found;
+		double v;
+
+		REQUIRE(run("csfcat thread --json", out, sizeof(out)) == 0, "exit status");
+		printf("#   %s", out);
+		CHECK(tjson_valid(out), "not JSON: %s", out);
+		v = tjson_num(out, "tid", &found);
+		CHECK(found && v > 0, "no tid");
+		tjson_num(out, "oncpu", &found);
+		CHECK(found, "no oncpu bucket");
+
+		REQUIRE(run("csfcat cpu --json", out, sizeof(out)) == 0, "exit status");
+		printf("#   %s", out);
+		CHECK(tjson_valid(out), "not JSON: %s", out);
+		v = tjson_num(out, "idle", &found);
+		CHECK(found && v > 0, "no idle time in the sum row");
+
+		REQUIRE(run("csfcat self 20 --json", out, sizeof(out)) == 0, "exit status");
+		printf("#   %s", out);
+		CHECK(tjson_valid(out), "not JSON: %s", out);
+		v = tjson_num(out, "wall_ns", &found);
+		CHECK(found && v >= 19e6, "wall_ns %g", v);
+		v = tjson_num(out, "sleep_ns", &found);
+		CHECK(found && v >= 9e6, "sleep_ns %g", v);
+		CHECK(!tjson_valid("{\"a\":1,}") && !tjson_valid("{\"a\" 1}") && !tjson_valid(""),
+		      "the validator accepts broken JSON");
+	}
+
 	TEST("csfcat exit status: 2 usage, 3 not loaded, 4 not mounted") {
 		CHECK_EQ(run("csfcat bogus 2>/dev/null", out, sizeof(out)), 2);
 		CHECK_EQ(run("csfcat self 0 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(run("csfcat cpu --bogus 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(run("csfcat thread extra 2>/dev/null", out, sizeof(out)), 2);
 		CHECK_EQ(run("csfcat --help", out, sizeof(out)), 0);
 		CHECK(strstr(out, "Usage"), "no usage text");
 		CHECK_EQ(run_hidden(unmount_csf, "thread"), 4);

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * csfcat thread and csfcat self: the calling thread's page, and where a sleep and a spin went.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/coarse_stat_fs.h"
+#include "csfcat.h"
+
+static const char *const state_names[CSF_NR_STATES] = { "oncpu", "runq", "sleep", "dsleep",
+							"iowait" };
+
+static void print_tsc(const struct csf_hdr *h)
+{
+	printf("tsc            %.3f MHz, %s, read with %s\n", h->tsc_hz / 1e6,
+	       h->flags & CSF_HDR_TSC_INVARIANT ? "invariant" :
+						  "NOT invariant (cycles may not be constant time)",
+	       h->flags & CSF_HDR_RDTSCP ? "rdtscp" : "lfence; rdtsc");
+}
+
+/* The page's counters, in the order of the ABI: name, value, unit. */
+struct counter {
+	const char *name;
+	uint64_t v;
+	const char *unit;
+};
+
+#define NR_COUNTERS 13
+
+static void counters(const struct csf_thread_page *p, struct counter c[NR_COUNTERS])
+{
+	const struct counter all[NR_COUNTERS] = {
+		{ "nr_preempt", p->nr_preempt, "involuntary switches" },
+		{ "nr_block", p->nr_block, "voluntary switches" },
+		{ "nr_migrate", p->nr_migrate, "returns on another CPU" },
+		{ "min_flt", p->min_flt, "minor faults" },
+		{ "maj_flt", p->maj_flt, "major faults" },
+		{ "syscr", p->syscr, "read syscalls" },
+		{ "syscw", p->syscw, "write syscalls" },
+		{ "rchar", p->rchar, "bytes read by syscalls" },
+		{ "wchar", p->wchar, "bytes written by syscalls" },
+		{ "read_bytes", p->read_bytes, "bytes read from storage" },
+		{ "write_bytes", p->write_bytes, "bytes written to storage" },
+		{ "sum_exec_ns", p->sum_exec_ns, "ns on a CPU (scheduler's count)" },
+		{ "run_delay_ns", p->run_delay_ns, "ns waiting in a runqueue (scheduler's count)" },
+	};
+
+	memcpy(c, all, sizeof(all));
+}
+
+static void thread_json(const struct csf_snap *s)
+{
+	const struct csf_thread_page *p = &s->p;
+	const struct csf_hdr *h = &p->hdr;
+	struct counter c[NR_COUNTERS];
+
+	json_begin(NULL);
+	json_u64("tid", p->tid);
+	json_u64("abi_version", h->abi_version);
+	json_u64("tsc_hz", h->tsc_hz);
+	json_bool("tsc_invariant", h->flags & CSF_HDR_TSC_INVARIANT);
+	json_bool("rdtscp", h->flags & CSF_HDR_RDTSCP);
+	json_str("state", p->state < CSF_NR_STATES ? state_names[p->state] : "none");
+	json_bool("parked", p->flags & CSF_THREAD_PARKED);
+	json_bool("extrapolated", s->extrapolated);
+	json_u64("start_tsc", p->start_tsc);
+	json_u64("last_switch_tsc", p->last_switch_tsc);
+	json_u64("snapshot_tsc", s->tsc);
+	json_begin("cyc");
+	for (int i = 0; i < CSF_NR_STATES; i++)
+		json_u64(state_names[i], p->cyc[i]);
+	json_end();
+	json_begin("ns");
+	for (int i = 0; i < CSF_NR_STATES; i++)
+		json_u64(state_names[i], csf_cyc_to_ns(h, p->cyc[i]));
+	json_end();
+	counters(p, c);
+	for (int i = 0; i < NR_COUNTERS; i++)
+		json_u64(c[i].name, c[i].v);
+	json_u64("cpu", p->cpu);
+	json_end();
+	json_flush();
+}
+
+static int cmd_thread(int argc, char **argv)
+{
+	struct csf_snap s;
+	const struct csf_thread_page *p = &s.p;
+	const struct csf_hdr *h = &p->hdr;
+	struct counter c[NR_COUNTERS];
+	bool json;
+	int err;
+
+	err = csfcat_parse_json_only(argc, argv, &json);
+	if (err)
+		return err;
+	if (optind != argc)
+		return csfcat_usage_error("thread", "takes no arguments", NULL);
+	if (csf_thread_snap(&s))
+		return csfcat_map_error(CSF_THREAD_FILE);
+	if (json) {
+		thread_json(&s);
+		return 0;
+	}
+
+	printf("thread-self of tid %u (ABI %u)\n", p->tid, h->abi_version);
+	print_tsc(h);
+	printf("state          %s%s\n", p->state < CSF_NR_STATES ? state_names[p->state] : "?",
+	       p->flags & CSF_THREAD_PARKED ? " (parked)" : "");
+	printf("start_tsc      %" PRIu64 " cycles\n", (uint64_t)p->start_tsc);
+	printf("last_switch    %" PRIu64 " cycles (%.3f ms before this snapshot)\n",
+	       (uint64_t)p->last_switch_tsc, csfcat_ms(h, s.tsc - p->last_switch_tsc));
+	printf("snapshot tsc   %" PRIu64 " cycles (%.3f ms since start)%s\n", s.tsc,
+	       csfcat_ms(h, s.tsc - p->start_tsc), s.extrapolated ? "" : ", not extrapolated");
+	for (int i = 0; i < CSF_NR_STATES; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%s_cyc", state_names[i]);
+		printf("%-14s %" PRIu64 " cycles (%.3f ms)\n", name, (uint64_t)p->cyc[i],
+		       csfcat_ms(h, p->cyc[i]));
+	}
+	counters(p, c);
+	for (int i = 0; i < NR_COUNTERS; i++)
+		printf("%-14s %" PRIu64 " %s\n", c[i].name, c[i].v, c[i].unit);
+	printf("cpu            %u\n", p->cpu);
+	return 0;
+}
+
+const struct csfcat_cmd csfcat_cmd_thread = {
+	.name = "thread",
+	.args = "[--json]",
+	.help = "the calling thread's page, every field with its unit",
+	.run = cmd_thread,
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void self_json(unsigned long n, const struct csf_snap *a, const struct csf_snap *b)
+{
+	const struct csf_hdr *h = &b->p.hdr;
+
+	json_begin(NULL);
+	json_double("sleep_ms", n / 2.0, 1);
+	json_double("spin_ms", n / 2.0, 1);
+	json_u64("wall_ns", csf_cyc_to_ns(h, b->tsc - a->tsc));
+	for (int i = 0; i < CSF_NR_STATES; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "%s_ns", state_names[i]);
+		json_u64(key, csf_cyc_to_ns(h, b->p.cyc[i] - a->p.cyc[i]));
+	}
+	json_u64("preempt", b->p.nr_preempt - a->p.nr_preempt);
+	json_u64("block", b->p.nr_block - a->p.nr_block);
+	json_u64("migrate", b->p.nr_migrate - a->p.nr_migrate);
+	json_u64("min_flt", b->p.min_flt - a->p.min_flt);
+	json_u64("maj_flt", b->p.maj_flt - a->p.maj_flt);
+	json_u64("syscr", b->p.syscr - a->p.syscr);
+	json_u64("syscw", b->p.syscw - a->p.syscw);
+	json_u64("rchar", b->p.rchar - a->p.rchar);
+	json_u64("wchar", b->p.wchar - a->p.wchar);
+	json_end();
+	json_flush();
+}
+
+static int cmd_self(int argc, char **argv)
+{
+	char *end, line[CSF_DIFF_BUFSZ];
+	struct csf_snap a, b;
+	unsigned long n;
+	uint64_t half_ns, until;
+	struct timespec ts;
+	const char *arg;
+	bool json;
+	int err;
+
+	err = csfcat_parse_json_only(argc, argv, &json);
+	if (err)
+		return err;
+	if (optind + 1 != argc)
+		return csfcat_usage_error("self", "needs one argument, N ms", NULL);
+	arg = argv[optind];
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (errno || *end || !*arg || n == 0 || n > 3600000) {
+		fprintf(stderr, "%s: self: N must be a number of ms from 1 to 3600000, not '%s'\n",
+			csfcat_prog, arg);
+		return EXIT_USAGE;
+	}
+	half_ns = n * 500000ull;
+
+	if (csf_thread_snap(&a))
+		return csfcat_map_error(CSF_THREAD_FILE);
+	ts.tv_sec = (time_t)(half_ns / 1000000000u);
+	ts.tv_nsec = (long)(half_ns % 1000000000u);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	for (until = mono_ns() + half_ns; mono_ns() < until;)
+		;
+	if (csf_thread_snap(&b))
+		return csfcat_map_error(CSF_THREAD_FILE);
+
+	if (json) {
+		self_json(n, &a, &b);
+		return 0;
+	}
+	if (csf_format_diff(line, sizeof(line), &a, &b) < 0) {
+		fprintf(stderr, "%s: self: %s\n", csfcat_prog, strerror(errno));
+		return EXIT_FAILURE;
+	}
+	printf("sleep %g ms + spin %g ms: %s\n", n / 2.0, n / 2.0, line);
+	return 0;
+}
+
+const struct csfcat_cmd csfcat_cmd_self = {
+	.name = "self",
+	.args = "N [--json]",
+	.help = "sleep N/2 ms, spin N/2 ms, and print where the N ms went",
+	.run = cmd_self,
+};

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * csfcat: what its commands share. csfcat.c dispatches; each capability has its own file
+ * (csfcat-thread.c, csfcat-cpu.c, ...) that defines one or more struct csfcat_cmd; json.c
+ * writes the --json forms.
+ */
+#ifndef CSFCAT_H
+#define CSFCAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { EXIT_USAGE = 2, EXIT_NOT_LOADED = 3, EXIT_NOT_MOUNTED = 4 };
+
+extern const char *csfcat_prog;
+
+/* One command: "csfcat NAME ARGS". run() gets argv[0] == NAME; it returns the exit status. */
+struct csfcat_cmd {
+	const char *name;
+	const char *args; /* its synopsis after the name, for the usage text */
+	const char *help; /* one or more lines, each indented by the usage text */
+	int (*run)(int argc, char **argv);
+};
+
+extern const struct csfcat_cmd csfcat_cmd_cpu, csfcat_cmd_thread, csfcat_cmd_self;
+
+/* Explain a failure to map a page (errno), and return the exit status that goes with it. */
+int csfcat_map_error(const char *what);
+/* Print "csfcat: CMD: WHAT [ARG] (see csfcat --help)" and return EXIT_USAGE; ARG may be NULL. */
+int csfcat_usage_error(const char *cmd, const char *what, const char *arg);
+/* Parse the options common to the printing commands: --json (and -h). */
+int csfcat_parse_json_only(int argc, char **argv, bool *json);
+
+/* Cycles to ms with a page's conversion. */
+double csfcat_ms(const void *hdr, uint64_t cyc);
+
+/*
+ * A streaming JSON writer: nesting is tracked so that commas fall where they must. key is NULL
+ * inside arrays and at the top level. Output goes to stdout; strings are escaped.
+ */
+void json_begin(const char *key); /* { */
+void json_end(void); /* } */
+void json_begin_array(const char *key); /* [ */
+void json_end_array(void); /* ] */
+void json_u64(const char *key, uint64_t v);
+void json_i64(const char *key, int64_t v);
+void json_double(const char *key, double v, int decimals);
+void json_str(const char *key, const char *s);
+void json_bool(const char *key, bool v);
+void json_null(const char *key);
+/* End a top-level value with a newline and flush, so that followers of a stream see it. */
+void json_flush(void);
+
+#endif /* CSFCAT_H */
