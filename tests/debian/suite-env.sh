@@ -26,10 +26,19 @@ die() { say "error: $*"; exit 1; }
 # date, and say so below when that happens.
 aptopt='Acquire::Check-Valid-Until "false"'
 
+# The kernel meta package whose version decides when to rebuild.
+kimage=linux-image-amd64
+[ "$suite" != trixie-rt ] || kimage=linux-image-rt-amd64
+
 case $suite in
 bookworm | trixie | sid)
 	base=$suite
 	kinclude=$(echo "$kpkgs" | tr ' ' ',')
+	;;
+trixie-rt)
+	# trixie with its PREEMPT_RT kernel flavour (linux-image-rt-amd64).
+	base=trixie
+	kinclude="linux-headers-rt-amd64,linux-image-rt-amd64"
 	;;
 trixie-backports)
 	# Stable userland, kernel from backports: add the backports line next to the line
@@ -38,7 +47,7 @@ trixie-backports)
 	kinclude="linux-headers-amd64/trixie-backports,linux-image-amd64/trixie-backports"
 	;;
 *)
-	die "unknown suite '$suite' (bookworm, trixie, trixie-backports or sid)"
+	die "unknown suite '$suite' (bookworm, trixie, trixie-rt, trixie-backports or sid)"
 	;;
 esac
 
@@ -64,7 +73,7 @@ archive_kernel() {
 		in_root apt-cache madison linux-image-amd64 |
 			awk -F' [|] ' '$3 ~ / trixie-backports\// { print $2; exit }'
 	else
-		in_root apt-cache policy linux-image-amd64 | sed -n 's/^ *Candidate: *//p'
+		in_root apt-cache policy "$kimage" | sed -n 's/^ *Candidate: *//p'
 	fi
 }
 
@@ -84,7 +93,7 @@ expired_note() {
 
 installed_kernel() {
 	# shellcheck disable=SC2016 # a dpkg-query format, not a shell expansion
-	in_root dpkg-query -W -f '${Version}' linux-image-amd64 2>/dev/null || true
+	in_root dpkg-query -W -f '${Version}' "$kimage" 2>/dev/null || true
 }
 
 want_stamp() {
