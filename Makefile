@@ -5,8 +5,9 @@ VERSION := 0.1.0
 KDIR ?= /lib/modules/$(shell uname -r)/build
 B := build
 SUITE ?=
-# check-all: the oldest supported, the current stable and the newest Debian kernel.
-SUITES ?= bookworm trixie trixie-backports
+# check-all: the oldest supported, the current stable (and its PREEMPT_RT flavour) and the
+# newest Debian kernel.
+SUITES ?= bookworm trixie trixie-rt trixie-backports
 
 CFLAGS ?= -O2 -g
 CSF_CFLAGS := -std=gnu11 -Wall -Wextra -pthread $(if $(WERROR),-Werror)
@@ -68,14 +69,23 @@ test-modules: ## Build the harness self-test module (tests/selftest) against KDI
 # Each compiler and language the library promises to build with, warning-free.
 LIB_CHECKS := gcc:c11 clang:c11 g++:c++11 clang++:c++11 g++:c++17
 
-lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Wall -Wextra -Werror
+lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no CPUID in it
 	@tests/debian/deps.sh lib
 	@fails=0; for cl in $(LIB_CHECKS); do \
 		cc=$${cl%%:*}; std=$${cl#*:}; lang=c; \
 		case $$std in c++*) lang=c++ ;; esac; \
 		if $$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/lib_compile.c; \
 		then echo "PASS lib-$$cc-$$std"; else echo "FAIL lib-$$cc-$$std"; fails=1; fi; \
-	done; exit $$fails
+	done; \
+	mkdir -p $(B); \
+	for cc in gcc clang; do for o in -O0 -O2; do \
+		obj=$(B)/lib-check$$o-$$cc.o; \
+		if ! $$cc $$o -c tests/lib_compile.c -o $$obj; then \
+			echo "FAIL lib-no-cpuid-$$cc$$o (does not compile)"; fails=1; \
+		elif objdump -d $$obj | grep -qE "\scpuid(\s|$$)"; then \
+			echo "FAIL lib-no-cpuid-$$cc$$o (CPUID faults under rr, ARCH_SET_CPUID)"; fails=1; \
+		else echo "PASS lib-no-cpuid-$$cc$$o"; fi; \
+	done; done; exit $$fails
 
 lint: ## Run every static check (scripts/lint.sh); fails on any finding
 	@tests/debian/deps.sh lint host

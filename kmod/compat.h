@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kernel_stat.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/tick.h>
 
 /* inode_operations.setattr takes a struct mnt_idmap since 6.3; a user_namespace before. */
@@ -69,6 +70,11 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, unsigned long flag
 {
 	vma->vm_flags &= ~flags;
 }
+#endif
+
+/* PF_USER_WORKER (threads such as vhost's, cloned from a user thread) came with 6.4. */
+#ifndef PF_USER_WORKER
+#define PF_USER_WORKER 0
 #endif
 
 /* The sched_process_exit tracepoint gained a group_dead argument in 7.2. */

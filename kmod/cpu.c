@@ -119,11 +119,18 @@ static void csf_cpu_refresh(bool all)
 		csf_cpu_add_row(sum, row);
 	}
 
+	/*
+	 * Readers spin while seq is odd: the writer must not be preempted in between. On
+	 * PREEMPT_RT the soft timer runs in a preemptible thread, and a real-time reader woken on
+	 * this CPU would otherwise spin over the writer it waits for.
+	 */
+	preempt_disable();
 	csf_write_begin(&page->seq);
 	memcpy(page->rows, rows, csf_cpu_nr_rows() * sizeof(*rows));
 	page->update_mono_ns = ktime_get_ns();
 	page->period_us = READ_ONCE(period_us);
 	csf_write_end(&page->seq);
+	preempt_enable();
 }
 
 static enum hrtimer_restart csf_cpu_tick(struct hrtimer *timer)

@@ -7,6 +7,7 @@
 #define CSF_H
 
 #include <linux/fs.h>
+#include <linux/math64.h>
 #include <linux/types.h>
 
 #include "../include/uapi/coarse_stat_fs.h"
@@ -17,6 +18,7 @@ struct csf_clock {
 	u32 flags; /* CSF_HDR_* */
 	u32 cyc2ns_mult, cyc2ns_shift; /* ns = cyc * mult >> shift */
 	u32 ns2cyc_mult, ns2cyc_shift; /* cyc = ns * mult >> shift */
+	u64 step_cyc; /* CSF_TSC_STEP_NS in cycles */
 };
 
 extern struct csf_clock csf_clock;
@@ -35,6 +37,11 @@ static __always_inline void csf_write_end(__u32 *seq)
 {
 	smp_wmb(); /* every change is visible before the even seq; pairs with the reader's rmb */
 	WRITE_ONCE(*seq, *seq + 1);
+}
+
+static __always_inline u64 csf_ns_to_cyc(u64 ns)
+{
+	return mul_u64_u32_shr(ns, csf_clock.ns2cyc_mult, csf_clock.ns2cyc_shift);
 }
 
 /* thread.c */

@@ -54,12 +54,29 @@ static int __init csf_clock_init(void)
 		c->flags |= CSF_HDR_TSC_INVARIANT;
 	if (boot_cpu_has(X86_FEATURE_RDTSCP))
 		c->flags |= CSF_HDR_RDTSCP;
+	c->step_cyc = csf_ns_to_cyc(CSF_TSC_STEP_NS);
 
 	/* Not fatal: the buckets still add up, but a cycle is no fixed time (README, Caveats). */
 	if (!(c->flags & CSF_HDR_TSC_INVARIANT))
 		pr_info("TSC %u kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
 			tsc_khz);
+	else if (check_tsc_unstable())
+		pr_info("the kernel does not trust the TSC (marked unstable): cycles are flagged\n");
 	return 0;
+}
+
+/*
+ * The header's flags for a page set up now. The CPU's invariance alone is not enough: the kernel
+ * may have found the TSC unsynchronized or unstable since boot (or been told so), and then a
+ * cycle on one CPU is not a cycle on another.
+ */
+static u32 csf_hdr_flags(void)
+{
+	u32 flags = csf_clock.flags;
+
+	if (check_tsc_unstable())
+		flags &= ~CSF_HDR_TSC_INVARIANT;
+	return flags;
 }
 
 void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
@@ -68,7 +85,7 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
 	hdr->abi_version = CSF_ABI_VERSION;
 	hdr->kind = kind;
 	hdr->size = size;
-	hdr->flags = csf_clock.flags;
+	hdr->flags = csf_hdr_flags();
 	hdr->tsc_hz = csf_clock.tsc_hz;
 	hdr->cyc2ns_mult = csf_clock.cyc2ns_mult;
 	hdr->cyc2ns_shift = csf_clock.cyc2ns_shift;
@@ -131,6 +148,11 @@ static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
 	static const struct tree_descr root_only[] = { { "" } };
 	int err;
 
+	/*
+	 * Nothing here is executable, whatever the mount options: mmap() then neither adds
+	 * PROT_EXEC for READ_IMPLIES_EXEC personalities nor allows it when asked.
+	 */
+	sb->s_iflags |= SB_I_NOEXEC | SB_I_NODEV;
 	err = simple_fill_super(sb, CSF_SUPER_MAGIC, root_only);
 	if (!err)
 		err = csf_create_file(sb, 2, CSF_THREAD_FILE, &csf_thread_fops, PAGE_SIZE);
@@ -179,16 +201,17 @@ static int __init csf_init(void)
 	if (err)
 		goto out_notifier;
 	csf_cpu_init();
-	err = register_filesystem(&csf_fs_type);
-	if (err)
-		goto out_thread;
 	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
 	if (err)
-		goto out_fs;
+		goto out_thread;
+	/* Last: once registered, the filesystem can be mounted, so nothing may fail after it. */
+	err = register_filesystem(&csf_fs_type);
+	if (err)
+		goto out_mount_point;
 	return 0;
 
-out_fs:
-	unregister_filesystem(&csf_fs_type);
+out_mount_point:
+	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 out_thread:
 	csf_thread_exit();
 out_notifier:
@@ -199,8 +222,8 @@ out_notifier:
 /* Runs only once no thread is registered: each registered thread holds a module reference. */
 static void __exit csf_exit(void)
 {
-	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	unregister_filesystem(&csf_fs_type);
+	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	csf_thread_exit();
 	preempt_notifier_dec();
 }

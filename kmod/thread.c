@@ -10,11 +10,17 @@
  * page serves readers only.
  *
  * References: one per open file, one while registered. The object is unregistered by its owner
- * only: when the owner closes its last file, or when it exits (the sched_process_exit
- * tracepoint). A last file closed by another thread (after a hand-off) cannot touch the
- * owner's notifier list, so it only parks the object: the callbacks stop accounting, and the
- * owner's next open resets the page and resumes. The object is freed when the last reference
- * goes; mappings keep the page itself alive through their own page references.
+ * only: when the owner closes its last file, when it exits (the sched_process_exit tracepoint)
+ * or when it execs a program that gains privileges (sched_process_exec). A last file closed by
+ * another thread (after a hand-off) cannot touch the owner's notifier list, so it only parks
+ * the object: the callbacks stop accounting, and the owner's next open resets the page and
+ * resumes. At exit and at such an exec the page is ended: its last stretch closed and
+ * CSF_THREAD_ENDED set, so that mappings that outlive the owner stop counting.
+ *
+ * The object is freed after an RCU grace period once the last reference goes: the probes that
+ * may drop it run where PREEMPT_RT forbids freeing memory (a spinlock_t is a sleeping lock
+ * there too, hence the raw spinlock). Mappings keep the page alive through their own page
+ * references.
  *
  * Each object holds a module reference, so rmmod fails while any thread is registered.
  */
@@ -25,7 +31,10 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/binfmts.h>
+#include <linux/cred.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -41,14 +50,15 @@ struct csf_thread {
 	struct csf_thread_page *page;
 	struct task_struct *owner; /* valid while registered: unregistered before the task dies */
 	refcount_t ref;
-	spinlock_t lock; /* nfiles, registered, parked */
+	raw_spinlock_t lock; /* nfiles, registered, parked; taken where RT may not sleep */
 	unsigned int nfiles;
 	bool registered;
 	bool parked; /* read locklessly by the callbacks */
+	struct rcu_head rcu;
 };
 
 static struct preempt_ops csf_preempt_ops;
-static struct tracepoint *csf_exit_tp;
+static struct tracepoint *csf_exit_tp, *csf_exec_tp;
 
 /* The calling thread's object, if it has one; only the caller changes its notifier list. */
 static struct csf_thread *csf_thread_find(struct task_struct *tsk)
@@ -62,19 +72,20 @@ static struct csf_thread *csf_thread_find(struct task_struct *tsk)
 	return NULL;
 }
 
-/* Drop refs references: a release that also unregisters drops two at once. */
-static void csf_thread_put(struct csf_thread *t, unsigned int refs)
+static void csf_thread_free(struct rcu_head *rcu)
 {
-	if (!refcount_sub_and_test(refs, &t->ref))
-		return;
+	struct csf_thread *t = container_of(rcu, struct csf_thread, rcu);
+
 	put_page(virt_to_page(t->page));
 	kfree(t);
-	module_put(THIS_MODULE);
+	module_put(THIS_MODULE); /* csf_thread_exit() waits for this callback (rcu_barrier) */
 }
 
-static __always_inline u64 csf_ns_to_cyc(u64 ns)
+/* Drop refs references: a release that also unregisters drops two at once. Any context. */
+static void csf_thread_put(struct csf_thread *t, unsigned int refs)
 {
-	return mul_u64_u32_shr(ns, csf_clock.ns2cyc_mult, csf_clock.ns2cyc_shift);
+	if (refcount_sub_and_test(refs, &t->ref))
+		call_rcu(&t->rcu, csf_thread_free);
 }
 
 /* The counters copied at switch-out, as /proc/<tid>/{stat,io,schedstat} report them. */
@@ -98,16 +109,32 @@ static __always_inline void csf_copy_counters(struct csf_thread_page *p, struct 
 }
 
 /*
- * Close the stretch that began at last_switch_tsc. A TSC read on another CPU can be behind the
- * last one: then the stretch counts as empty, and last_switch_tsc stays, so that the buckets
- * always add up to last_switch_tsc - start_tsc.
+ * The TSC went back by more than CSF_TSC_STEP_NS: not skew between CPUs but a step (a reset at
+ * resume, unsynchronized sockets). Waiting for the TSC to pass last_switch_tsc again could take
+ * hours, so move the page's time origin back with it: the buckets keep their values and still
+ * add up to last_switch_tsc - start_tsc; the time of the step itself is lost.
+ */
+static noinline void csf_resync(struct csf_thread_page *p, u64 now)
+{
+	p->start_tsc -= p->last_switch_tsc - now;
+	p->last_switch_tsc = now;
+	p->tsc_resyncs++;
+}
+
+/*
+ * Close the stretch that began at last_switch_tsc. A TSC read on another CPU can be a little
+ * behind the last one: then the stretch counts as empty, and last_switch_tsc stays, so that
+ * the buckets always add up to last_switch_tsc - start_tsc. Far behind, it resynchronizes.
  */
 static __always_inline u64 csf_stretch(struct csf_thread_page *p, u64 now)
 {
 	u64 last = p->last_switch_tsc;
 
-	if (unlikely((s64)(now - last) <= 0))
+	if (unlikely((s64)(now - last) <= 0)) {
+		if (unlikely(last - now > csf_clock.step_cyc))
+			csf_resync(p, now);
 		return 0;
+	}
 	p->last_switch_tsc = now;
 	return now - last;
 }
@@ -216,6 +243,26 @@ static struct preempt_ops csf_preempt_ops = {
 	.sched_out = csf_sched_out,
 };
 
+/*
+ * The owner, on its CPU with preemption off, stops accounting for good: close the stretch it is
+ * running in (unless the page is parked, and so already stopped), and mark the page ended, so
+ * that readers of a mapping that outlives this stop extrapolating.
+ */
+static void csf_page_end(struct csf_thread *t, struct task_struct *tsk)
+{
+	struct csf_thread_page *p = t->page;
+	u64 now = rdtsc_ordered();
+
+	csf_write_begin(&p->seq);
+	if (!READ_ONCE(t->parked) && !(p->flags & CSF_THREAD_PARKED) && p->state < CSF_NR_STATES) {
+		p->cyc[p->state] += csf_stretch(p, now);
+		csf_copy_counters(p, tsk);
+	}
+	p->state = CSF_STATE_ENDED;
+	p->flags |= CSF_THREAD_ENDED;
+	csf_write_end(&p->seq);
+}
+
 /* Remove the owner's notifier; only the owner may (see the top of the file). */
 static void csf_thread_unregister(struct csf_thread *t)
 {
@@ -242,7 +289,7 @@ static struct csf_thread *csf_thread_new(void)
 	csf_hdr_init(&t->page->hdr, CSF_KIND_THREAD, sizeof(struct csf_thread_page));
 	t->owner = current;
 	refcount_set(&t->ref, 2); /* the file and the registration */
-	spin_lock_init(&t->lock);
+	raw_spin_lock_init(&t->lock);
 	t->nfiles = 1;
 	t->registered = true;
 	preempt_notifier_init(&t->pn, &csf_preempt_ops);
@@ -262,8 +309,11 @@ static int csf_thread_open(struct inode *inode, struct file *file)
 	/* Root may open a 0444 file for writing; nobody may write this one. */
 	if (file->f_mode & FMODE_WRITE)
 		return -EACCES;
-	/* Kernel threads have no user space to map the page into. */
-	if (current->flags & PF_KTHREAD)
+	/*
+	 * Kernel threads have no user space to map the page into; io_uring and other user workers
+	 * open files on behalf of a submitter, who would get the worker's page, not its own.
+	 */
+	if (current->flags & (PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER))
 		return -EINVAL;
 
 	t = csf_thread_find(current);
@@ -276,7 +326,7 @@ static int csf_thread_open(struct inode *inode, struct file *file)
 	}
 
 	refcount_inc(&t->ref);
-	spin_lock(&t->lock);
+	raw_spin_lock(&t->lock);
 	t->nfiles++;
 	if (t->parked) {
 		/* Back from a hand-off: start over; the callbacks see parked until cleared. */
@@ -285,7 +335,7 @@ static int csf_thread_open(struct inode *inode, struct file *file)
 		WRITE_ONCE(t->parked, false);
 		preempt_enable();
 	}
-	spin_unlock(&t->lock);
+	raw_spin_unlock(&t->lock);
 	file->private_data = t;
 	return 0;
 }
@@ -295,7 +345,7 @@ static int csf_thread_release(struct inode *inode, struct file *file)
 	struct csf_thread *t = file->private_data;
 	bool unregister = false;
 
-	spin_lock(&t->lock);
+	raw_spin_lock(&t->lock);
 	if (--t->nfiles == 0 && t->registered) {
 		if (current == t->owner) {
 			t->registered = false;
@@ -304,7 +354,7 @@ static int csf_thread_release(struct inode *inode, struct file *file)
 			WRITE_ONCE(t->parked, true);
 		}
 	}
-	spin_unlock(&t->lock);
+	raw_spin_unlock(&t->lock);
 
 	if (unregister)
 		csf_thread_unregister(t);
@@ -312,7 +362,34 @@ static int csf_thread_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Children do not inherit the mapping: after fork() they have a thread of their own. */
+/*
+ * Reads of the mapping by another process (ptrace, /proc/pid/mem): get_user_pages() refuses
+ * VM_IO mappings, and the kernel then asks here. Writes are refused, as the mapping is.
+ */
+static int csf_thread_access(struct vm_area_struct *vma, unsigned long addr, void *buf, int len,
+			     int write)
+{
+	struct csf_thread *t = vma->vm_private_data;
+	unsigned long off = addr - vma->vm_start;
+
+	if (write)
+		return -EACCES;
+	if (off >= PAGE_SIZE)
+		return -EFAULT;
+	len = min_t(unsigned long, len, PAGE_SIZE - off);
+	memcpy(buf, (u8 *)t->page + off, len);
+	return len;
+}
+
+static const struct vm_operations_struct csf_thread_vm_ops = {
+	.access = csf_thread_access,
+};
+
+/*
+ * Children never inherit the mapping: after fork() they have a thread of their own, and the
+ * parent's page is the parent's business. VM_DONTCOPY alone could be undone by
+ * madvise(MADV_DOFORK); the kernel refuses that for VM_IO mappings.
+ */
 static int csf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct csf_thread *t = file->private_data;
@@ -320,7 +397,9 @@ static int csf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (err)
 		return err;
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTCOPY | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = t; /* the mapping holds the file, which holds t */
+	vma->vm_ops = &csf_thread_vm_ops;
 	return vm_insert_page(vma, vma->vm_start, virt_to_page(t->page));
 }
 
@@ -333,48 +412,103 @@ const struct file_operations csf_thread_fops = {
 };
 
 /*
- * A thread exits (in its own context, before its files are closed): unregister its object. The
- * files that still point to it keep it until they are closed; their release finds it
- * unregistered.
+ * The owner stops for good (in its own context): end the page, unregister the object and drop
+ * the registration's reference. The files that still point to it keep it until they are
+ * closed; their release finds it unregistered. Runs in probes, which may not sleep (before 7.2
+ * they run with preemption off), so: a raw spinlock, and the free deferred (csf_thread_put()).
  */
-static void csf_exit_probe(CSF_EXIT_PROBE_ARGS)
+static void csf_thread_stop(struct task_struct *tsk)
 {
-	struct csf_thread *t = csf_thread_find(p);
+	struct csf_thread *t = csf_thread_find(tsk);
 
 	if (!t)
 		return;
-	spin_lock(&t->lock);
+	raw_spin_lock(&t->lock);
 	t->registered = false;
-	spin_unlock(&t->lock);
-	csf_thread_unregister(t);
+	raw_spin_unlock(&t->lock);
+	preempt_disable(); /* no switch between ending the page and the notifier's removal */
+	csf_page_end(t, tsk);
+	preempt_notifier_unregister(&t->pn);
+	preempt_enable();
 	csf_thread_put(t, 1);
 }
 
-static void csf_find_exit_tp(struct tracepoint *tp, void *priv)
+/* A thread exits, before its files are closed. */
+static void csf_exit_probe(CSF_EXIT_PROBE_ARGS)
 {
-	if (!strcmp(tp->name, "sched_process_exit"))
-		*(struct tracepoint **)priv = tp;
+	csf_thread_stop(p);
+}
+
+/*
+ * A thread has exec'ed a program, with the new credentials already in place. Accounting goes
+ * on across an ordinary exec (the thread is the same), but not into a program that the
+ * descriptors' holders may not watch: one that gained privileges (AT_SECURE: setuid, setgid,
+ * file capabilities, an LSM transition), or one that the kernel makes non-dumpable (an
+ * unreadable binary, or differing real and effective ids), as /proc/<pid>/io would refuse
+ * them through ptrace_may_access(). The test mirrors begin_new_exec()'s.
+ */
+static void csf_exec_probe(void *data, struct task_struct *p, pid_t old_pid,
+			   struct linux_binprm *bprm)
+{
+	const struct cred *cred = current_cred();
+
+	if (bprm->secureexec || (bprm->interp_flags & BINPRM_FLAGS_ENFORCE_NONDUMP) ||
+	    !uid_eq(cred->euid, cred->uid) || !gid_eq(cred->egid, cred->gid))
+		csf_thread_stop(p);
+}
+
+struct csf_tp {
+	const char *name;
+	struct tracepoint **tp;
+	void *probe;
+};
+
+static const struct csf_tp csf_tps[] = {
+	{ "sched_process_exit", &csf_exit_tp, csf_exit_probe },
+	{ "sched_process_exec", &csf_exec_tp, csf_exec_probe },
+};
+
+static void csf_find_tp(struct tracepoint *tp, void *priv)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(csf_tps); i++) {
+		if (!strcmp(tp->name, csf_tps[i].name))
+			*csf_tps[i].tp = tp;
+	}
 }
 
 int csf_thread_init(void)
 {
-	int err;
+	size_t i;
+	int err = 0;
 
-	/* The tracepoint is not exported by name; look it up among the kernel's. */
-	for_each_kernel_tracepoint(csf_find_exit_tp, &csf_exit_tp);
-	if (!csf_exit_tp) {
-		pr_err("tracepoint sched_process_exit not found\n");
-		return -ENOENT;
+	/* The tracepoints are not exported by name; look them up among the kernel's. */
+	for_each_kernel_tracepoint(csf_find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(csf_tps); i++) {
+		if (!*csf_tps[i].tp) {
+			pr_err("tracepoint %s not found\n", csf_tps[i].name);
+			err = -ENOENT;
+			break;
+		}
+		err = tracepoint_probe_register(*csf_tps[i].tp, csf_tps[i].probe, NULL);
+		if (err) {
+			pr_err("cannot attach to %s: %d\n", csf_tps[i].name, err);
+			break;
+		}
 	}
-	err = tracepoint_probe_register(csf_exit_tp, csf_exit_probe, NULL);
-	if (err)
-		pr_err("cannot attach to sched_process_exit: %d\n", err);
+	if (!err)
+		return 0;
+	while (i--)
+		tracepoint_probe_unregister(*csf_tps[i].tp, csf_tps[i].probe, NULL);
+	tracepoint_synchronize_unregister();
 	return err;
 }
 
 void csf_thread_exit(void)
 {
-	tracepoint_probe_unregister(csf_exit_tp, csf_exit_probe, NULL);
-	/* No probe may still run module code once the module is gone. */
+	for (size_t i = 0; i < ARRAY_SIZE(csf_tps); i++)
+		tracepoint_probe_unregister(*csf_tps[i].tp, csf_tps[i].probe, NULL);
+	/* No probe may still run module code once the module is gone, */
 	tracepoint_synchronize_unregister();
+	/* nor an object's free (csf_thread_put()). */
+	rcu_barrier();
 }

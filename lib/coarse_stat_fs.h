@@ -17,7 +17,9 @@
  * Every function returns -1 and sets errno on failure; see each one for its errno values.
  * The library keeps one mapping per thread (unmapped when the thread exits, remapped in a child
  * after fork()) and one cpu page mapping per process. Threads must not call it between vfork()
- * and exec, as with most of libc.
+ * and exec, as with most of libc. The first call of a thread (or process, for the cpu page)
+ * maps a page with open(), mmap() and pthread calls, which are not async-signal-safe: make it
+ * outside signal handlers; later calls are safe there (loads, the TSC, no locks).
  */
 #ifndef COARSE_STAT_FS_LIB_H
 #define COARSE_STAT_FS_LIB_H
@@ -66,7 +68,7 @@ extern "C" {
 struct csf_snap {
 	struct csf_thread_page p; /* the page, with cyc[p.state] brought up to tsc */
 	uint64_t tsc; /* TSC the snapshot stands for: the buckets add up to tsc - p.start_tsc */
-	bool extrapolated; /* cyc[p.state] was brought up to tsc (false: the page is parked) */
+	bool extrapolated; /* cyc[p.state] was brought up to tsc (false: parked or ended) */
 };
 
 /*
@@ -84,32 +86,23 @@ CSF_SHARED CSF_TLS struct csf__thread_state csf__thread;
 CSF_SHARED pthread_once_t csf__once = PTHREAD_ONCE_INIT;
 CSF_SHARED pthread_key_t csf__key;
 CSF_SHARED int csf__once_err;
-CSF_SHARED int csf__rdtscp = -1; /* -1: not asked yet */
+CSF_SHARED int csf__rdtscp = -1; /* CSF_HDR_RDTSCP of the pages; -1: none mapped yet */
 CSF_SHARED const struct csf_cpu_page *csf__cpu_page; /* mapped once per process */
 CSF_SHARED size_t csf__cpu_len;
 
 /* ---- Time ---- */
 
-static inline int csf__has_rdtscp(void)
-{
-	if (CSF_UNLIKELY(csf__rdtscp < 0)) {
-		unsigned int a, b, c, d;
-
-		/* CPUID 0x80000001: EDX bit 27 is RDTSCP. */
-		__asm__ volatile("cpuid"
-				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-				 : "a"(0x80000001u), "c"(0));
-		__atomic_store_n(&csf__rdtscp, (int)((d >> 27) & 1), __ATOMIC_RELAXED);
-	}
-	return csf__rdtscp;
-}
-
-/* The TSC, read after every earlier instruction: rdtscp, or lfence; rdtsc without it. */
+/*
+ * The TSC, read after every earlier instruction: rdtscp where the module's pages say the CPU
+ * has it (CSF_HDR_RDTSCP, learned when the library maps a page), else lfence; rdtsc, which
+ * every x86-64 CPU orders the same way. Never CPUID: it faults under CPUID faulting (rr,
+ * arch_prctl(ARCH_SET_CPUID)).
+ */
 static inline uint64_t csf_rdtsc(void)
 {
 	unsigned int aux;
 
-	if (CSF_LIKELY(csf__has_rdtscp()))
+	if (CSF_LIKELY(__atomic_load_n(&csf__rdtscp, __ATOMIC_RELAXED) > 0))
 		return __rdtscp(&aux);
 	_mm_lfence();
 	return __rdtsc();
@@ -134,6 +127,7 @@ static inline int csf__check_hdr(const struct csf_hdr *h, unsigned int kind, siz
 		errno = EPROTO;
 		return -1;
 	}
+	__atomic_store_n(&csf__rdtscp, (h->flags & CSF_HDR_RDTSCP) ? 1 : 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -163,9 +157,24 @@ static inline const void *csf__map(const char *file, size_t *len)
 	return map == MAP_FAILED ? NULL : map;
 }
 
+/*
+ * glibc's registration of thread_local destructors, as C++ and Rust use it: it keeps the
+ * registering shared object loaded until the destructor has run, so that a library that
+ * includes this header may be dlclose()d while its threads live. Weak: musl (whose dlclose()
+ * unloads nothing) and static programs fall back to a pthread key.
+ */
+extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso_symbol)
+	__attribute__((weak));
+extern void *__dso_handle __attribute__((visibility("hidden")));
+
 static inline void csf__thread_unmap(void *page)
 {
-	/* Runs at thread exit (the key's destructor); the mapping's last reference goes. */
+	/*
+	 * Runs at thread exit; the mapping's last reference goes. A registration inherited over
+	 * fork() names the parent's mapping, which the child does not have (VM_DONTCOPY).
+	 */
+	if (page != csf__thread.page)
+		return;
 	munmap(page, csf__thread.len);
 	csf__thread.page = NULL;
 }
@@ -204,7 +213,9 @@ static __attribute__((noinline, cold, unused)) const struct csf_thread_page *csf
 	}
 	csf__thread.page = page;
 	csf__thread.len = len;
-	pthread_setspecific(csf__key, (void *)page);
+	if (!__cxa_thread_atexit_impl ||
+	    __cxa_thread_atexit_impl(csf__thread_unmap, (void *)page, &__dso_handle))
+		pthread_setspecific(csf__key, (void *)page);
 	return page;
 }
 
@@ -256,7 +267,7 @@ static inline void csf_page_snap(const struct csf_thread_page *page, struct csf_
 
 	state = s->p.state;
 	last = s->p.last_switch_tsc;
-	if (CSF_UNLIKELY((s->p.flags & CSF_THREAD_PARKED) || state >= CSF_NR_STATES)) {
+	if (CSF_UNLIKELY((s->p.flags & CSF_THREAD_STOPPED) || state >= CSF_NR_STATES)) {
 		s->tsc = last;
 		s->extrapolated = false;
 		return;
@@ -284,12 +295,19 @@ static inline int csf_thread_snap(struct csf_snap *s)
 	return 0;
 }
 
-/* One bucket of a mapped thread page, brought up to now, in TSC cycles (csf_thread_cyc()). */
+/*
+ * One bucket of a mapped thread page, brought up to now, in TSC cycles (csf_thread_cyc()). A
+ * bucket that is not an enum csf_state below CSF_NR_STATES gives 0, with errno EINVAL.
+ */
 static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned int bucket)
 {
 	uint32_t seq, state, flags;
 	uint64_t tsc, last, v;
 
+	if (CSF_UNLIKELY(bucket >= CSF_NR_STATES)) {
+		errno = EINVAL;
+		return 0;
+	}
 	do {
 		seq = csf__read_begin(&page->seq);
 		state = page->state;
@@ -299,7 +317,7 @@ static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned
 		tsc = csf_rdtsc();
 	} while (csf__read_retry(&page->seq, seq));
 
-	if (state == bucket && !(flags & CSF_THREAD_PARKED) && (int64_t)(tsc - last) > 0)
+	if (state == bucket && !(flags & CSF_THREAD_STOPPED) && (int64_t)(tsc - last) > 0)
 		v += tsc - last;
 	return v;
 }
@@ -404,15 +422,20 @@ static inline int csf_cpu_snap(struct csf_cpu_snap *c, int cpu)
 /*
  * Copy the first n rows of the cpu page from one refresh: rows[0] is the sum, rows[1 + cpu]
  * each CPU. Returns the number of rows copied (at most n, at most csf_cpu_count() + 1), or -1
- * with errno as csf_cpu_snap(). update_mono_ns may be NULL.
+ * with errno as csf_cpu_snap(), or EINVAL for a negative n. update_mono_ns may be NULL.
  */
 static inline int csf_cpu_snap_all(struct csf_cpu_row *rows, int n, uint64_t *update_mono_ns)
 {
-	const struct csf_cpu_page *page = csf__cpu();
+	const struct csf_cpu_page *page;
 	uint64_t t;
 	uint32_t seq;
 	int i;
 
+	if (CSF_UNLIKELY(n < 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	page = csf__cpu();
 	if (CSF_UNLIKELY(!page))
 		return -1;
 	if (n > (int)page->nr_rows)

@@ -2,7 +2,8 @@
 /*
  * lib_compile: the library compiles warning-free as C11 and as C++ with gcc and clang
  * ("make lib-check" builds this file each way with -Wall -Wextra -Werror) and every public
- * function can be called from both. Nothing here runs.
+ * function can be called from both; and (objdump of the object) that the library never executes
+ * CPUID, which faults under CPUID faulting. Nothing here runs.
  */
 #include "../lib/coarse_stat_fs.h"
 
@@ -17,6 +18,9 @@ int main(void)
 	if (csf_thread_snap(&a) || csf_thread_snap(&b))
 		return 1;
 	if (csf_format_diff(buf, sizeof(buf), &a, &b) < 0 || csf_thread_cyc(CSF_ONCPU, &when))
+		return 1;
+	csf_page_snap(&a.p, &b);
+	if (csf_page_cyc(&b.p, CSF_RUNQ) == 1)
 		return 1;
 	if (csf_cpu_snap(&c, CSF_CPU_ALL) || csf_cpu_count() < 1 ||
 	    csf_cpu_snap_all(rows, 4, &when) < 2)

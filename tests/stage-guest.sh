@@ -8,7 +8,8 @@
 #   ART/bin/busybox + links  the guest's shell and tools (busybox-static)
 #   ART/csf/*.ko             the module and the harness self-test module
 #   ART/csf/bin/             test programs, csfcat, the example (statically linked)
-#   ART/csf/kmods/           kernel modules the tests load (null_blk), uncompressed, with order
+#   ART/lib*/                the C library and loader of dynamic test programs (t_lib)
+#   ART/csf/kmods/           kernel modules the tests load (null_blk, msr), uncompressed, with order
 # MODDIR is the guest kernel's /lib/modules/VERSION.
 set -eu
 
@@ -37,8 +38,18 @@ cp build/tests/* "$art/csf/bin/"
 [ ! -x tools/csfcat ] || cp tools/csfcat "$art/csf/bin/"
 [ ! -x build/eventloop ] || cp build/eventloop "$art/csf/bin/"
 
+# Dynamic test programs (t_lib) need the loader and their libraries, at their own paths.
+for f in "$art"/csf/bin/*; do
+	libs=$(ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }') ||
+		continue
+	for lib in $libs; do
+		mkdir -p "$art$(dirname "$lib")"
+		cp -L "$lib" "$art$lib"
+	done
+done
+
 # Kernel modules with their dependencies, decompressed (busybox insmod reads plain .ko).
-want="null_blk"
+want="null_blk msr"
 for m in $want; do
 	deps=$(awk -v m="/$m.ko" 'index($1, m) { sub(":", "", $1); print; exit }' "$moddir/modules.dep")
 	[ -n "$deps" ] || { echo "stage-guest: $m not in $moddir/modules.dep" >&2; continue; }

@@ -9,9 +9,12 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 
 #define PATH CSF_MOUNT_POINT "/" CSF_THREAD_FILE
 #define NOBODY 65534
@@ -22,6 +25,75 @@ static int child_status(pid_t pid)
 
 	waitpid(pid, &status, 0);
 	return status;
+}
+
+/* Whether this process maps addr with the permissions perms ("r--s"), from /proc/self/maps. */
+static bool mapped_as(const void *addr, const char *perms)
+{
+	char line[512], want[64];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)addr);
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, want, strlen(want)))
+			found = strstr(line, perms) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Open path through io_uring with IOSQE_ASYNC, so that an io-wq worker thread does the open on
+ * the caller's behalf. Returns the completion's result (a descriptor, or -errno), or -ENOSYS
+ * without io_uring.
+ */
+static int io_uring_open_async(const char *path)
+{
+	struct io_uring_params p = { 0 };
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned int *sq_tail, *sq_array, *cq_head, *cq_tail;
+	size_t sq_len, cq_len;
+	char *sq, *cq;
+	int ring, res;
+
+	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return -ENOSYS;
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		    IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+		t_die("io_uring mmap");
+	sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	sq_array = (unsigned int *)(sq + p.sq_off.array);
+	cq_head = (unsigned int *)(cq + p.cq_off.head);
+	cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_OPENAT;
+	sqes[0].fd = AT_FDCWD;
+	sqes[0].addr = (uintptr_t)path;
+	sqes[0].open_flags = O_RDONLY;
+	sqes[0].flags = IOSQE_ASYNC; /* straight to a worker thread */
+	sq_array[*sq_tail & (p.sq_entries - 1)] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		t_die("io_uring_enter");
+	if (__atomic_load_n(cq_tail, __ATOMIC_ACQUIRE) == *cq_head)
+		t_die("io_uring: no completion");
+	cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) + (*cq_head & (p.cq_entries - 1));
+	res = cqe->res;
+	__atomic_store_n(cq_head, *cq_head + 1, __ATOMIC_RELEASE);
+	munmap(sqes, p.sq_entries * sizeof(*sqes));
+	munmap(cq, cq_len);
+	munmap(sq, sq_len);
+	close(ring);
+	return res;
 }
 
 int main(void)
@@ -143,6 +215,62 @@ int main(void)
 		}
 		status = child_status(pid);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS, "status %#x", status);
+	}
+
+	TEST("READ_IMPLIES_EXEC: the files map read-only, never executable") {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int cfd = open(PATH, O_RDONLY), bad = 0;
+			void *cm;
+
+			personality(READ_IMPLIES_EXEC); /* PROT_READ now asks for PROT_EXEC too */
+			cm = mmap(NULL, 4096, PROT_READ, MAP_SHARED, cfd, 0);
+			if (cm == MAP_FAILED) {
+				printf("#   mmap with READ_IMPLIES_EXEC: %s\n", strerror(errno));
+				_exit(1);
+			}
+			bad |= !mapped_as(cm, "r--s") << 1;
+			errno = 0;
+			bad |= (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, cfd, 0) !=
+					MAP_FAILED ||
+				errno != EPERM)
+			       << 2;
+			cfd = open(CSF_MOUNT_POINT "/" CSF_CPU_FILE, O_RDONLY);
+			cm = mmap(NULL, 4096, PROT_READ, MAP_SHARED, cfd, 0);
+			bad |= (cm == MAP_FAILED || !mapped_as(cm, "r--s")) << 3;
+			_exit(bad);
+		}
+		{
+			int st = child_status(pid);
+
+			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "status %#x (bits: 2 not r--s, "
+			      "4 PROT_EXEC allowed, 8 cpu page)",
+			      st);
+		}
+	}
+
+	TEST("an io_uring worker cannot open a page on its submitter's behalf") {
+		int res = io_uring_open_async(PATH);
+
+		if (res == -ENOSYS)
+			SKIP("no io_uring here");
+		if (res >= 0) {
+			const struct csf_thread_page *p =
+				mmap(NULL, 4096, PROT_READ, MAP_SHARED, res, 0);
+
+			CHECK(0, "opened: a page of tid %u, the submitter is %d",
+			      p == MAP_FAILED ? 0 : p->tid, gettid());
+			close(res);
+		} else {
+			CHECK_EQ(res, -EINVAL);
+		}
+		/* The other files still open through io_uring's workers. */
+		res = io_uring_open_async("/dev/null");
+		CHECK(res >= 0, "io_uring open of /dev/null: %s", strerror(-res));
+		if (res >= 0)
+			close(res);
 	}
 
 	munmap(m, 4096);

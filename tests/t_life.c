@@ -146,6 +146,7 @@ static void *exit_with_mapping(void *arg)
 		t_die("open");
 	*(const struct csf_thread_page **)arg = map_page(fd);
 	close(fd);
+	t_spin_ns(MS); /* on its CPU when it exits, as a thread always is */
 	return NULL; /* exits registered; the mapping outlives it */
 }
 
@@ -243,8 +244,9 @@ int main(int argc, char **argv)
 
 	TEST("a thread that exits registered unregisters; its mapping keeps the file") {
 		const struct csf_thread_page *p;
+		struct csf_snap s1, s2;
+		uint64_t sum = 0;
 		pthread_t th;
-		uint64_t last;
 
 		pthread_create(&th, NULL, exit_with_mapping, &p);
 		pthread_join(th, NULL);
@@ -256,9 +258,22 @@ int main(int argc, char **argv)
 		REQUIRE(task_gone(p->tid), "thread %u still in /proc after 1 s", p->tid);
 		/* Unregistered, but the mapping's file still holds the object: +2 until munmap. */
 		CHECK_EQ(t_module_refs_settle(base_refs + 2), base_refs + 2);
-		last = p->last_switch_tsc;
+
+		/* The owner died on its CPU: the page is ended, and no longer counts on-CPU time. */
+		csf_page_snap(p, &s1);
 		t_sleep_ns(2 * MS);
-		CHECK(p->last_switch_tsc == last, "dead thread's page still changes");
+		csf_page_snap(p, &s2);
+		CHECK(s2.p.flags & CSF_THREAD_ENDED, "flags %#x: not ended", s2.p.flags);
+		CHECK_EQ(s2.p.state, CSF_STATE_ENDED);
+		CHECK(!s1.extrapolated && !s2.extrapolated, "a dead owner's page is extrapolated");
+		CHECK(s2.p.oncpu_cyc == s1.p.oncpu_cyc && s2.tsc == s1.tsc,
+		      "oncpu went on: %llu -> %llu cycles", (unsigned long long)s1.p.oncpu_cyc,
+		      (unsigned long long)s2.p.oncpu_cyc);
+		CHECK_EQ(csf_page_cyc(p, CSF_ONCPU), s2.p.oncpu_cyc);
+		for (int i = 0; i < CSF_NR_STATES; i++)
+			sum += s2.p.cyc[i];
+		CHECK(sum == s2.tsc - s2.p.start_tsc, "the closed buckets do not add up");
+		CHECK(s2.p.sum_exec_ns > 0, "counters not copied at exit");
 		munmap((void *)p, 4096);
 		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
 	}
@@ -303,6 +318,8 @@ int main(int argc, char **argv)
 
 		t_snap(&a); /* from here on, the main thread is registered */
 		parent_page = csf__thread.page;
+		/* VM_DONTCOPY cannot be undone: the kernel refuses MADV_DOFORK on the mapping. */
+		CHECK_ERRNO(madvise((void *)parent_page, 4096, MADV_DOFORK), EINVAL);
 		pid = fork();
 		if (pid == 0) {
 			struct csf_snap c;

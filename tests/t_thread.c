@@ -48,6 +48,22 @@ static void *rt_hog(void *arg)
 	return NULL;
 }
 
+/*
+ * On CPU 0: wakes the thread reading the pipe after 20 ms. A wakeup from another CPU, as a timer
+ * on CPU 1 would wait for the hog on PREEMPT_RT, where timers run in a real-time thread.
+ */
+static void *waker(void *arg)
+{
+	int fd = *(int *)arg;
+	char c = 0;
+
+	t_pin(0);
+	t_sleep_ns(20 * MS);
+	if (write(fd, &c, 1) != 1)
+		t_die("waker");
+	return NULL;
+}
+
 static void *spin_pinned(void *arg)
 {
 	struct spinner *s = arg;
@@ -114,14 +130,22 @@ int main(void)
 	}
 
 	TEST("after a sleep, the wait for a busy CPU lands in runq_cyc, not sleep_cyc") {
-		pthread_t hog;
+		pthread_t hog, wk;
+		int p[2];
+		char c;
 
+		REQUIRE(pipe(p) == 0, "pipe");
 		t_pin(1);
 		pthread_create(&hog, NULL, rt_hog, NULL);
 		t_snap(&a);
-		t_sleep_ns(20 * MS); /* wakes at 20 ms; the hog holds CPU 1 until about 50 */
+		pthread_create(&wk, NULL, waker, &p[1]);
+		/* Woken at 20 ms; the hog holds CPU 1 until about 50. */
+		CHECK(read(p[0], &c, 1) == 1, "read");
 		t_snap(&b);
 		pthread_join(hog, NULL);
+		pthread_join(wk, NULL);
+		close(p[0]);
+		close(p[1]);
 		d = t_diff(&a, &b);
 		t_print_diff("sleep 20 ms, then wait for a real-time hog", &a, &b);
 		CHECK(d.sleep >= 15 && d.sleep <= 30, "sleep %.3f ms, expected about 20", d.sleep);

@@ -92,7 +92,7 @@ int main(void)
 			"nr_preempt",  "nr_block",    "nr_migrate",   "min_flt",    "maj_flt",
 			"syscr",       "syscw",	      "rchar",	      "wchar",	    "read_bytes",
 			"write_bytes", "sum_exec_ns", "run_delay_ns", "cpu",	    "start_tsc",
-			"state",       "tsc",
+			"state",       "tsc",	      "tsc_resyncs",
 		};
 
 		REQUIRE(run("csfcat thread", out, sizeof(out)) == 0, "exit status");

@@ -34,6 +34,15 @@ finish() {
 	poweroff -f
 }
 
+# The last references go an RCU grace period after a thread's exit: give rmmod a moment.
+rmmod_settled() {
+	for _ in $(seq 20); do
+		rmmod coarse_stat_fs 2>/dev/null && return 0
+		sleep 0.1
+	done
+	rmmod coarse_stat_fs
+}
+
 uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
 # run NAME CMD...: run a test program; exit 0 passes, 4 skips (kselftest's KSFT_SKIP).
@@ -57,8 +66,18 @@ run() {
 # Kernel messages that fail a run, wherever they come from.
 kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
 
+# A test that makes the kernel complain on purpose brackets that, and only that, with these
+# markers; the checks (here and in tests/guest.sh) skip what lies between them.
+noise_begin() { echo "csf-harness: expected kernel messages begin ($1)" >/dev/kmsg; }
+noise_end() { echo "csf-harness: expected kernel messages end ($1)" >/dev/kmsg; }
+without_noise() {
+	awk '/csf-harness: expected kernel messages begin/ { skip = 1 }
+		!skip { print }
+		/csf-harness: expected kernel messages end/ { skip = 0 }'
+}
+
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life bad stress cpu format tools example dkms"
+all_tests="fs thread truth life exec bad stress cpu format tools example lib init-order dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -95,12 +114,15 @@ for t in $tests; do
 	thread) run thread t_thread ;;
 	truth) run truth t_truth ;;
 	life) run life t_life ;;
+	exec) run exec t_exec ;;
 	bad) run bad t_bad ;;
 	stress) run stress t_stress ;;
 	cpu) run cpu t_cpu ;;
 	format) run format t_format ;;
 	tools) run tools t_tools ;;
 	example) run example t_example ;;
+	lib) run lib t_lib ;;
+	tsc) run tsc t_tsc ;;
 	demo) run demo csf-demo ;;
 	bench) run bench bench ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
@@ -108,7 +130,7 @@ for t in $tests; do
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
 	selftest-fail) run "$t" t_selftest_fail ;;
 	selftest-hang) run "$t" sleep 100000 ;;
-	dkms) ;; # after the rmmod checks, below
+	dkms | init-order) ;; # after the rmmod checks, below
 	t_*) run "$t" "$t" ;; # any test program by name, for development
 	*) report FAIL "$t" "no such test" ;;
 	esac
@@ -134,11 +156,40 @@ fi
 kill -9 "$hold"
 wait "$hold" 2>/dev/null
 umount /sys/kernel/coarse_stat_fs 2>/dev/null
-if rmmod coarse_stat_fs; then
+if rmmod_settled; then
 	report PASS rmmod
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
+
+# An init that fails late must not have registered the filesystem: until it returned, the
+# filesystem could be mounted, and then the module freed under the mount. csf_selftest takes
+# the mount point, so that init fails there, and counts register_filesystem() calls.
+case " $tests " in
+*" init-order "*)
+	if ! insmod /csf/csf_selftest.ko action=occupy; then
+		report FAIL init-order "could not load csf_selftest action=occupy"
+	else
+		# sysfs prints a stack dump for the mount point it finds taken.
+		noise_begin init-order
+		loaded=0
+		insmod /csf/coarse_stat_fs.ko 2>/dev/null && loaded=1
+		noise_end init-order
+		regs=$(cat /sys/module/csf_selftest/parameters/fs_registrations)
+		if [ "$loaded" = 1 ]; then
+			report FAIL init-order "coarse_stat_fs loaded with its mount point taken"
+			rmmod_settled
+		elif [ "$regs" != 0 ]; then
+			report FAIL init-order "a failing init registered the filesystem $regs times"
+		elif grep -qw coarse_stat_fs /proc/filesystems; then
+			report FAIL init-order "the filesystem stayed registered after a failed init"
+		else
+			report PASS init-order "a failing init registered nothing"
+		fi
+		rmmod csf_selftest
+	fi
+	;;
+esac
 
 # The module DKMS built (tests/dkms-test.sh): same sources, loads, mounts, serves a page.
 dkms_ko=/csf/dkms/coarse_stat_fs.ko
@@ -150,7 +201,7 @@ case " $tests " in
 		report FAIL dkms "srcversion differs from the module built from this tree"
 	elif insmod "$dkms_ko" && mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs &&
 		csfcat thread >/dev/null && csfcat cpu >/dev/null &&
-		umount /sys/kernel/coarse_stat_fs && rmmod coarse_stat_fs; then
+		umount /sys/kernel/coarse_stat_fs && rmmod_settled; then
 		report PASS dkms "loaded, mounted, served both pages, unloaded"
 	else
 		report FAIL dkms "the DKMS-built module did not load, serve or unload"
@@ -158,7 +209,7 @@ case " $tests " in
 	;;
 esac
 
-if dmesg | grep -E "$kernel_bad" >/tmp/bad; then
+if dmesg | without_noise | grep -E "$kernel_bad" >/tmp/bad; then
 	cat /tmp/bad
 	report FAIL kernel-log "kernel reported problems, see above"
 else

@@ -63,8 +63,10 @@ static void thread_json(const struct csf_snap *s)
 	json_u64("tsc_hz", h->tsc_hz);
 	json_bool("tsc_invariant", h->flags & CSF_HDR_TSC_INVARIANT);
 	json_bool("rdtscp", h->flags & CSF_HDR_RDTSCP);
-	json_str("state", p->state < CSF_NR_STATES ? state_names[p->state] : "none");
+	json_str("state", p->state < CSF_NR_STATES ? state_names[p->state] : "ended");
 	json_bool("parked", p->flags & CSF_THREAD_PARKED);
+	json_bool("ended", p->flags & CSF_THREAD_ENDED);
+	json_u64("tsc_resyncs", p->tsc_resyncs);
 	json_bool("extrapolated", s->extrapolated);
 	json_u64("start_tsc", p->start_tsc);
 	json_u64("last_switch_tsc", p->last_switch_tsc);
@@ -108,7 +110,7 @@ static int cmd_thread(int argc, char **argv)
 
 	printf("thread-self of tid %u (ABI %u)\n", p->tid, h->abi_version);
 	print_tsc(h);
-	printf("state          %s%s\n", p->state < CSF_NR_STATES ? state_names[p->state] : "?",
+	printf("state          %s%s\n", p->state < CSF_NR_STATES ? state_names[p->state] : "ended",
 	       p->flags & CSF_THREAD_PARKED ? " (parked)" : "");
 	printf("start_tsc      %" PRIu64 " cycles\n", (uint64_t)p->start_tsc);
 	printf("last_switch    %" PRIu64 " cycles (%.3f ms before this snapshot)\n",
@@ -126,6 +128,8 @@ static int cmd_thread(int argc, char **argv)
 	for (int i = 0; i < NR_COUNTERS; i++)
 		printf("%-14s %" PRIu64 " %s\n", c[i].name, c[i].v, c[i].unit);
 	printf("cpu            %u\n", p->cpu);
+	printf("tsc_resyncs    %u times the TSC stepped back and the page followed\n",
+	       p->tsc_resyncs);
 	return 0;
 }
 

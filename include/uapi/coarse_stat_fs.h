@@ -21,8 +21,9 @@
  * The kernel makes seq odd before it changes the page and even again afterwards. Convert,
  * divide and extrapolate only after the loop: a torn copy is discarded, never used.
  *
- * Compatibility: fields are only ever appended, into the reserved space or after the end.
- * A reader checks magic, kind and abi_version, and that hdr.size covers the fields it uses.
+ * Compatibility: fields are only ever appended, into the reserved space or after the end,
+ * and flags and enum values only added. A reader checks magic, kind and abi_version, and that
+ * hdr.size covers the fields it uses.
  */
 #ifndef _UAPI_COARSE_STAT_FS_H
 #define _UAPI_COARSE_STAT_FS_H
@@ -43,8 +44,9 @@
 #define CSF_KIND_THREAD 1
 #define CSF_KIND_CPU 2
 
-/* csf_hdr.flags: properties of this machine, fixed at module load. */
-#define CSF_HDR_TSC_INVARIANT (1U << 0) /* constant_tsc and nonstop_tsc: TSC rate never varies */
+/* csf_hdr.flags: properties of this machine, as they were when the page was set up. */
+#define CSF_HDR_TSC_INVARIANT \
+	(1U << 0) /* constant_tsc, nonstop_tsc, and the kernel has not marked the TSC unstable */
 #define CSF_HDR_RDTSCP (1U << 1) /* the CPU has rdtscp (else use lfence; rdtsc) */
 
 /*
@@ -71,10 +73,24 @@ enum csf_state {
 	CSF_DSLEEP = 3, /* uninterruptible sleep that is not iowait (D state, killable included) */
 	CSF_IOWAIT = 4, /* blocked with in_iowait set: waiting for block I/O */
 	CSF_NR_STATES = 5,
+	/*
+	 * Not a bucket: accounting has ended (CSF_THREAD_ENDED). Readers that predate the flag
+	 * extrapolate only states below CSF_NR_STATES, so they stop too.
+	 */
+	CSF_STATE_ENDED = CSF_NR_STATES,
 };
 
 /* csf_thread_page.flags */
 #define CSF_THREAD_PARKED (1U << 0) /* accounting stopped: see "parking" in the README */
+/*
+ * Accounting ended for good: the owner exited, or exec'ed a program that gained privileges
+ * (setuid, setgid, file capabilities, a security label) or that it may not read. The last
+ * stretch is closed, state is CSF_STATE_ENDED, the buckets add up to last_switch_tsc -
+ * start_tsc and never change again. The owner's next open of thread-self starts a new page.
+ */
+#define CSF_THREAD_ENDED (1U << 1)
+/* Either: the page is not being brought up to date; readers must not extrapolate. */
+#define CSF_THREAD_STOPPED (CSF_THREAD_PARKED | CSF_THREAD_ENDED)
 
 /*
  * The thread page: /sys/kernel/coarse_stat_fs/thread-self.
@@ -99,9 +115,9 @@ struct csf_thread_page {
 	struct csf_hdr hdr;
 
 	__u32 seq; /* odd while the kernel writes the page */
-	__u32 state; /* enum csf_state: the bucket the thread is in since last_switch_tsc */
+	__u32 state; /* enum csf_state: the bucket since last_switch_tsc, or CSF_STATE_ENDED */
 	__u64 last_switch_tsc; /* TSC at the last switch in or out (or at start/reset) */
-	__u64 start_tsc; /* TSC when accounting started: first open, or reset after parking */
+	__u64 start_tsc; /* TSC when accounting started: first open, reset; see tsc_resyncs */
 
 	/* Time buckets, TSC cycles since start_tsc; exact once extrapolated (see above). */
 	union {
@@ -136,10 +152,18 @@ struct csf_thread_page {
 
 	__u32 cpu; /* CPU the thread last ran on; fresh as of last switch in */
 	__u32 tid; /* owner's thread id in the initial PID namespace (see README, "Caveats") */
-	__u32 flags; /* CSF_THREAD_* */
-	__u32 __reserved0;
+	__u32 flags; /* CSF_THREAD_*; fresh as of last switch */
+	/*
+	 * Times the page was resynchronized after the TSC stepped back by more than
+	 * CSF_TSC_STEP_NS (resume, unsynchronized TSCs): start_tsc and last_switch_tsc moved back
+	 * with it, so two snapshots on either side differ in start_tsc. Fresh as of last switch.
+	 */
+	__u32 tsc_resyncs;
 	__u64 __reserved1;
 };
+
+/* A TSC behind last_switch_tsc by more than this is a step, not skew between CPUs. */
+#define CSF_TSC_STEP_NS 10000000ULL /* 10 ms */
 
 /* csf_cpu_row.cpu of the sum row; also the library's "all CPUs" selector */
 #define CSF_CPU_ALL (-1)
@@ -198,6 +222,7 @@ CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, oncpu_cyc) == 88, "
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, iowait_cyc) == 120, "buckets");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, run_delay_ns) == 224, "counters");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, tid) == 236, "ids");
+CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, tsc_resyncs) == 244, "resyncs");
 CSF_STATIC_ASSERT(sizeof(struct csf_cpu_row) == CSF_CPU_ROW_SIZE, "cpu row layout");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_cpu_page, rows) == 128, "rows after 2 lines");
 #undef CSF_STATIC_ASSERT

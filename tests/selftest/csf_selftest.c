@@ -1,33 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * csf_selftest: a test-only module that misbehaves on demand, so that the harness can show that
- * it catches a kernel warning (action=warn) and a panic (action=panic). Never load it outside a
- * throwaway guest.
+ * it catches a kernel warning (action=warn) and a panic (action=panic), and that sets the stage
+ * for coarse_stat_fs's init failing late (action=occupy): it takes the mount point
+ * /sys/kernel/coarse_stat_fs, so that coarse_stat_fs's init fails there, and counts through a
+ * kprobe the calls of register_filesystem() for "coarse_stat_fs" meanwhile
+ * (parameters/fs_registrations). A filesystem registered by an init that then fails can be
+ * mounted while its module is freed. Never load this module outside a throwaway guest.
  */
+#include <linux/atomic.h>
+#include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/kobject.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action, "none, warn or panic");
+MODULE_PARM_DESC(action, "none, warn, panic or occupy");
+
+static atomic_t fs_registrations = ATOMIC_INIT(0);
+static int fs_registrations_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&fs_registrations));
+}
+
+static const struct kernel_param_ops fs_registrations_ops = { .get = fs_registrations_get };
+module_param_cb(fs_registrations, &fs_registrations_ops, NULL, 0444);
+MODULE_PARM_DESC(fs_registrations, "occupy: register_filesystem(coarse_stat_fs) calls seen");
+
+/* register_filesystem(struct file_system_type *fs): the first argument, in rdi. */
+static int csf_selftest_register_fs(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct file_system_type *fs = (const struct file_system_type *)regs->di;
+
+	if (fs && fs->name && !strcmp(fs->name, "coarse_stat_fs"))
+		atomic_inc(&fs_registrations);
+	return 0;
+}
+
+static struct kprobe csf_selftest_kp = {
+	.symbol_name = "register_filesystem",
+	.pre_handler = csf_selftest_register_fs,
+};
+
+static bool occupied;
 
 static int __init csf_selftest_init(void)
 {
-	if (!strcmp(action, "warn"))
+	int err;
+
+	if (!strcmp(action, "warn")) {
 		WARN(1, "csf_selftest: warning on demand\n");
-	else if (!strcmp(action, "panic"))
+	} else if (!strcmp(action, "panic")) {
 		panic("csf_selftest: panic on demand\n");
-	else if (strcmp(action, "none"))
+	} else if (!strcmp(action, "occupy")) {
+		err = register_kprobe(&csf_selftest_kp);
+		if (err)
+			return err;
+		err = sysfs_create_mount_point(kernel_kobj, "coarse_stat_fs");
+		if (err) {
+			unregister_kprobe(&csf_selftest_kp);
+			return err;
+		}
+		occupied = true;
+	} else if (strcmp(action, "none")) {
 		return -EINVAL;
+	}
 	return 0;
 }
 
 static void __exit csf_selftest_exit(void)
 {
+	if (occupied) {
+		sysfs_remove_mount_point(kernel_kobj, "coarse_stat_fs");
+		unregister_kprobe(&csf_selftest_kp);
+	}
 }
 
 module_init(csf_selftest_init);
 module_exit(csf_selftest_exit);
-MODULE_DESCRIPTION("coarse_stat_fs harness self-test: warns or panics on demand");
+MODULE_DESCRIPTION("coarse_stat_fs harness self-test: warns, panics or occupies on demand");
 MODULE_LICENSE("GPL");
