@@ -18,6 +18,7 @@ struct csf_clock {
 	u32 flags; /* CSF_HDR_* */
 	u32 cyc2ns_mult, cyc2ns_shift; /* ns = cyc * mult >> shift */
 	u32 ns2cyc_mult, ns2cyc_shift; /* cyc = ns * mult >> shift */
+	u32 cyc2us_mult, cyc2us_shift; /* us = cyc * mult >> shift */
 	u64 step_cyc; /* CSF_TSC_STEP_NS in cycles */
 };
 
@@ -44,10 +45,22 @@ static __always_inline u64 csf_ns_to_cyc(u64 ns)
 	return mul_u64_u32_shr(ns, csf_clock.ns2cyc_mult, csf_clock.ns2cyc_shift);
 }
 
+static __always_inline u64 csf_cyc_to_us(u64 cyc)
+{
+	return mul_u64_u32_shr(cyc, csf_clock.cyc2us_mult, csf_clock.cyc2us_shift);
+}
+
 /* thread.c */
 extern const struct file_operations csf_thread_fops;
 int csf_thread_init(void);
 void csf_thread_exit(void);
+
+/* slice.c: the long-slice watch */
+extern u64 csf_slice_long_cyc; /* slice_warn_us in TSC cycles; 0 while the watch is off */
+extern unsigned int slice_warn_us;
+extern const struct file_operations csf_slices_fops;
+int csf_slice_init(void);
+void csf_slice_exit(void);
 
 /* cpu.c */
 extern const struct file_operations csf_cpu_fops;

@@ -50,6 +50,7 @@ static int __init csf_clock_init(void)
 	c->tsc_hz = (u64)tsc_khz * 1000;
 	csf_calc_mult_shift(c->tsc_hz, NSEC_PER_SEC, &c->cyc2ns_mult, &c->cyc2ns_shift);
 	csf_calc_mult_shift(NSEC_PER_SEC, c->tsc_hz, &c->ns2cyc_mult, &c->ns2cyc_shift);
+	csf_calc_mult_shift(c->tsc_hz, USEC_PER_SEC, &c->cyc2us_mult, &c->cyc2us_shift);
 	if (boot_cpu_has(X86_FEATURE_CONSTANT_TSC) && boot_cpu_has(X86_FEATURE_NONSTOP_TSC))
 		c->flags |= CSF_HDR_TSC_INVARIANT;
 	if (boot_cpu_has(X86_FEATURE_RDTSCP))
@@ -120,7 +121,7 @@ static const struct inode_operations csf_file_iops = {
 };
 
 static int csf_create_file(struct super_block *sb, unsigned long ino, const char *name,
-			   const struct file_operations *fops, loff_t size)
+			   umode_t mode, const struct file_operations *fops, loff_t size)
 {
 	struct dentry *dentry;
 	struct inode *inode;
@@ -134,7 +135,7 @@ static int csf_create_file(struct super_block *sb, unsigned long ino, const char
 		return -ENOMEM;
 	}
 	inode->i_ino = ino;
-	inode->i_mode = S_IFREG | 0444;
+	inode->i_mode = S_IFREG | mode;
 	inode->i_op = &csf_file_iops;
 	inode->i_fop = fops;
 	inode->i_size = size; /* st_size: the length to map */
@@ -155,9 +156,12 @@ static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_iflags |= SB_I_NOEXEC | SB_I_NODEV;
 	err = simple_fill_super(sb, CSF_SUPER_MAGIC, root_only);
 	if (!err)
-		err = csf_create_file(sb, 2, CSF_THREAD_FILE, &csf_thread_fops, PAGE_SIZE);
+		err = csf_create_file(sb, 2, CSF_THREAD_FILE, 0444, &csf_thread_fops, PAGE_SIZE);
 	if (!err)
-		err = csf_create_file(sb, 3, CSF_CPU_FILE, &csf_cpu_fops, csf_cpu_map_size());
+		err = csf_create_file(sb, 3, CSF_CPU_FILE, 0444, &csf_cpu_fops, csf_cpu_map_size());
+	/* Root's: it names other users' tasks. */
+	if (!err)
+		err = csf_create_file(sb, 4, CSF_SLICES_FILE, 0400, &csf_slices_fops, 0);
 	return err; /* on error the VFS calls kill_sb, which frees what was made */
 }
 
@@ -201,9 +205,12 @@ static int __init csf_init(void)
 	if (err)
 		goto out_notifier;
 	csf_cpu_init();
-	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
+	err = csf_slice_init();
 	if (err)
 		goto out_thread;
+	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
+	if (err)
+		goto out_slice;
 	/* Last: once registered, the filesystem can be mounted, so nothing may fail after it. */
 	err = register_filesystem(&csf_fs_type);
 	if (err)
@@ -212,6 +219,8 @@ static int __init csf_init(void)
 
 out_mount_point:
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
+out_slice:
+	csf_slice_exit();
 out_thread:
 	csf_thread_exit();
 out_notifier:
@@ -224,6 +233,7 @@ static void __exit csf_exit(void)
 {
 	unregister_filesystem(&csf_fs_type);
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
+	csf_slice_exit();
 	csf_thread_exit();
 	preempt_notifier_dec();
 }

@@ -140,6 +140,36 @@ static __always_inline u64 csf_stretch(struct csf_thread_page *p, u64 now)
 }
 
 #define CSF_PAGE_BODY offsetofend(struct csf_thread_page, seq)
+/* The page's data: the struct, then the histograms. */
+#define CSF_PAGE_DATA (CSF_THREAD_PAGE_SIZE + sizeof(struct csf_thread_hist))
+
+static __always_inline struct csf_thread_hist *csf_hist(struct csf_thread_page *p)
+{
+	return (struct csf_thread_hist *)((u8 *)p + CSF_THREAD_PAGE_SIZE);
+}
+
+/* The log2 bucket of a stretch: [0] under 2 us, [k] from 2^k us, the last one open-ended. */
+static __always_inline unsigned int csf_bucket(u64 cyc)
+{
+	u64 us = csf_cyc_to_us(cyc);
+
+	return us < 2 ? 0 : min_t(unsigned int, fls64(us) - 1, CSF_HIST_BUCKETS - 1);
+}
+
+/* A stretch on the CPU has closed: the longest, its histogram, and whether it was too long. */
+static __always_inline void csf_account_oncpu(struct csf_thread_page *p, u64 stretch)
+{
+	struct csf_thread_hist *h = csf_hist(p);
+	u64 long_cyc = READ_ONCE(csf_slice_long_cyc);
+
+	if (stretch > p->max_oncpu_cyc)
+		p->max_oncpu_cyc = stretch;
+	h->oncpu_us[csf_bucket(stretch)]++;
+	if (unlikely(long_cyc && stretch > long_cyc)) {
+		h->nr_long_oncpu++;
+		h->long_threshold_us = READ_ONCE(slice_warn_us);
+	}
+}
 
 /* The page for a thread starting (or restarting) accounting now. Preemption is off. */
 static void csf_page_start(struct csf_thread_page *p, struct task_struct *tsk)
@@ -148,7 +178,7 @@ static void csf_page_start(struct csf_thread_page *p, struct task_struct *tsk)
 
 	csf_write_begin(&p->seq);
 	/* Everything after seq; through a byte pointer, as one range rather than one field. */
-	memset((u8 *)p + CSF_PAGE_BODY, 0, sizeof(*p) - CSF_PAGE_BODY);
+	memset((u8 *)p + CSF_PAGE_BODY, 0, CSF_PAGE_DATA - CSF_PAGE_BODY);
 	p->state = CSF_ONCPU;
 	p->start_tsc = now;
 	p->last_switch_tsc = now;
@@ -182,7 +212,7 @@ static void csf_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 	struct csf_thread *t = container_of(pn, struct csf_thread, pn);
 	struct csf_thread_page *p = t->page;
 	struct task_struct *tsk = current;
-	u64 now = rdtsc_ordered();
+	u64 now = rdtsc_ordered(), stretch;
 	u32 state;
 
 	if (unlikely(READ_ONCE(t->parked))) {
@@ -200,7 +230,9 @@ static void csf_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 		state = CSF_SLEEP;
 
 	csf_write_begin(&p->seq);
-	p->oncpu_cyc += csf_stretch(p, now);
+	stretch = csf_stretch(p, now);
+	p->oncpu_cyc += stretch;
+	csf_account_oncpu(p, stretch);
 	p->state = state;
 	csf_copy_counters(p, tsk);
 	csf_write_end(&p->seq);
@@ -228,6 +260,7 @@ static void csf_sched_in(struct preempt_notifier *pn, int cpu)
 	off = csf_stretch(p, now);
 	wait = min(csf_ns_to_cyc(run_delay - p->run_delay_ns), off);
 	p->runq_cyc += wait;
+	csf_hist(p)->runq_us[csf_bucket(wait)]++;
 	p->cyc[p->state] += off - wait;
 	p->state = CSF_ONCPU;
 	p->run_delay_ns = run_delay;
@@ -255,7 +288,11 @@ static void csf_page_end(struct csf_thread *t, struct task_struct *tsk)
 
 	csf_write_begin(&p->seq);
 	if (!READ_ONCE(t->parked) && !(p->flags & CSF_THREAD_PARKED) && p->state < CSF_NR_STATES) {
-		p->cyc[p->state] += csf_stretch(p, now);
+		u64 stretch = csf_stretch(p, now);
+
+		p->cyc[p->state] += stretch;
+		if (p->state == CSF_ONCPU)
+			csf_account_oncpu(p, stretch);
 		csf_copy_counters(p, tsk);
 	}
 	p->state = CSF_STATE_ENDED;
@@ -286,7 +323,7 @@ static struct csf_thread *csf_thread_new(void)
 		return NULL;
 	}
 	t->page = page_address(page);
-	csf_hdr_init(&t->page->hdr, CSF_KIND_THREAD, sizeof(struct csf_thread_page));
+	csf_hdr_init(&t->page->hdr, CSF_KIND_THREAD, CSF_PAGE_DATA);
 	t->owner = current;
 	refcount_set(&t->ref, 2); /* the file and the registration */
 	raw_spin_lock_init(&t->lock);

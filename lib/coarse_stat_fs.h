@@ -343,6 +343,42 @@ static inline int csf_thread_cyc(unsigned int bucket, uint64_t *cyc)
 	return 0;
 }
 
+/* ---- Histograms ---- */
+
+/*
+ * Copy the histograms of a mapped thread page (struct csf_thread_hist: log2 histograms of
+ * on-CPU stretches and runqueue waits, in us, and the count of on-CPU stretches longer than the
+ * slice watch's threshold), consistent with each other. They follow the page and are not part
+ * of a snapshot, which stays as cheap as it was. Returns 0, or -1 with errno EOPNOTSUPP when
+ * the module predates them.
+ */
+static inline int csf_page_hist(const struct csf_thread_page *page, struct csf_thread_hist *h)
+{
+	const struct csf_thread_hist *src;
+	uint32_t seq;
+
+	if (CSF_UNLIKELY(page->hdr.size < CSF_THREAD_PAGE_SIZE + sizeof(*h))) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	src = (const struct csf_thread_hist *)((const char *)page + CSF_THREAD_PAGE_SIZE);
+	do {
+		seq = csf__read_begin(&page->seq);
+		memcpy(h, src, sizeof(*h));
+	} while (csf__read_retry(&page->seq, seq));
+	return 0;
+}
+
+/* The calling thread's histograms (csf_page_hist()); errno as csf_thread_snap(), or EOPNOTSUPP. */
+static inline int csf_thread_hist(struct csf_thread_hist *h)
+{
+	const struct csf_thread_page *page = csf__thread_page();
+
+	if (CSF_UNLIKELY(!page))
+		return -1;
+	return csf_page_hist(page, h);
+}
+
 /* ---- The cpu page ---- */
 
 /* One row of the cpu page, with when it was taken. */

@@ -126,9 +126,21 @@ fetch_checkpatch() {
 check_checkpatch() {
 	fetch_checkpatch || { tail -n 20 "$out/checkpatch-fetch.log"; return 1; }
 	# The module is out of tree: no tree, and no MAINTAINERS or Kconfig to check against.
-	perl "$cache/checkpatch/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
-		--max-line-length=100 --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
-		-f kmod/*.c kmod/*.h tests/selftest/*.c
+	local cp=("$cache/checkpatch/scripts/checkpatch.pl" --no-tree --strict --terse --show-types
+		--max-line-length=100) ignore=FILE_PATH_CHANGES,SPDX_LICENSE_TAG rc=0 f
+	local code=() trace=()
+	for f in kmod/*.c kmod/*.h tests/selftest/*.c; do
+		case $f in
+		*-trace.h) trace+=("$f") ;;
+		*) code+=("$f") ;;
+		esac
+	done
+	perl "${cp[@]}" --ignore "$ignore" -f "${code[@]}" || rc=1
+	# Trace event headers are laid out as the TRACE_EVENT() macros want, as the kernel's own
+	# are, and keep TP_printk()'s format in one string however long.
+	perl "${cp[@]}" --ignore "$ignore,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT,SPACING,LONG_LINE" \
+		-f "${trace[@]}" || rc=1
+	return "$rc"
 }
 
 check_shell() {

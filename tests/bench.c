@@ -16,6 +16,11 @@
  * cannot measure; numbers are for reading, not for judging (the machines are shared and often
  * emulated). Run it with memory debugging off: VM_DEBUG=0 tests/debian/run.sh trixie bench.
  *
+ * "bench --slices" measures what the long-slice watch (slice_warn_us) adds to a context switch:
+ * with no module loaded, with the module and the watch off, with the watch on, and with the
+ * kernel's own sched_switch trace event recording instead, as perf and trace-cmd record it. It
+ * unloads and reloads the module (/csf/coarse_stat_fs.ko) itself, so it registers no thread.
+ *
  * "bench --reader" needs no module: it runs the first table on whatever CPU runs it, with the
  * library's reader (csf_page_snap(), csf_page_cyc()) on an ordinary page laid out as the
  * kernel lays out a thread page. Under emulation every memory access is expensive and the
@@ -25,6 +30,7 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -477,6 +483,115 @@ static void bench_memory(void)
 }
 
 /* The TSC's rate against CLOCK_MONOTONIC, for a run without the module's header. */
+/* ---- 4. The long-slice watch ---- */
+
+#define TRACING "/sys/kernel/tracing"
+#define WARN "/sys/module/coarse_stat_fs/parameters/slice_warn_us"
+
+enum wmode { W_NOMODULE, W_OFF, W_ON, W_FTRACE, NR_WMODES };
+static const char *const wmode_name[NR_WMODES] = { "no module", "module, watch off",
+						   "watch on (50 ms)", "ftrace sched_switch" };
+
+static void write_or_die(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		t_die("write %s to %s", s, path);
+	close(fd);
+}
+
+static void wmode_enter(enum wmode m)
+{
+	switch (m) {
+	case W_NOMODULE:
+		umount(CSF_MOUNT_POINT);
+		/* The last objects of earlier rounds go an RCU grace period after their threads. */
+		for (int i = 0; system("rmmod coarse_stat_fs 2>/dev/null"); i++)
+			if (i == 50)
+				t_die("rmmod coarse_stat_fs");
+			else
+				t_sleep_ns(20 * MS);
+		break;
+	case W_ON:
+		write_or_die(WARN, "50000");
+		break;
+	case W_FTRACE:
+		write_or_die(TRACING "/events/sched/sched_switch/enable", "1");
+		write_or_die(TRACING "/tracing_on", "1");
+		break;
+	default:
+		break;
+	}
+}
+
+static void wmode_leave(enum wmode m)
+{
+	switch (m) {
+	case W_NOMODULE:
+		if (system("insmod /csf/coarse_stat_fs.ko") ||
+		    mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL))
+			t_die("reload coarse_stat_fs");
+		break;
+	case W_ON:
+		write_or_die(WARN, "0");
+		break;
+	case W_FTRACE:
+		write_or_die(TRACING "/events/sched/sched_switch/enable", "0");
+		write_or_die(TRACING "/trace", ""); /* empty the ring buffer */
+		break;
+	default:
+		break;
+	}
+}
+
+static void bench_slice_watch(void)
+{
+	enum { RUNS = 11, ITERS = 5000 };
+	static const struct {
+		const char *name;
+		int cpu_a, cpu_b;
+	} where[] = { { "one CPU", 0, 0 }, { "two CPUs", 0, 1 } };
+	double med[2][NR_WMODES], noise[2];
+
+	mount("nodev", TRACING, "tracefs", 0, NULL);
+	write_or_die(TRACING "/tracing_on", "0");
+	printf("\n4. The long-slice watch: a byte back and forth through two pipes between two\n"
+	       "unregistered threads, %d round trips, median of %d runs; no BPF in the guest, so\n"
+	       "the tracer is the kernel's sched_switch event, as perf and trace-cmd record it\n\n",
+	       ITERS, RUNS);
+	printf("%-10s %-22s %18s %18s\n", "threads on", "mode", "ns per round trip",
+	       "added ns / switch");
+	for (int w = 0; w < 2; w++) {
+		double r[NR_WMODES][RUNS];
+
+		for (int i = 0; i < RUNS; i++) {
+			for (int m = 0; m < NR_WMODES; m++) {
+				wmode_enter((enum wmode)m);
+				r[m][i] = round_trip(where[w].cpu_a, where[w].cpu_b, PLAIN, ITERS);
+				wmode_leave((enum wmode)m);
+			}
+		}
+		for (int m = 0; m < NR_WMODES; m++) {
+			qsort(r[m], RUNS, sizeof(r[m][0]), cmp_double);
+			med[w][m] = r[m][RUNS / 2];
+			printf("%-10s %-22s %18.0f %18.0f\n", where[w].name, wmode_name[m],
+			       med[w][m], (med[w][m] - med[w][W_NOMODULE]) / 2);
+		}
+		noise[w] = (r[W_NOMODULE][RUNS * 3 / 4] - r[W_NOMODULE][RUNS / 4]) / 2;
+	}
+	for (int w = 0; w < 2; w++) {
+		double on = (med[w][W_ON] - med[w][W_NOMODULE]) / 2,
+		       off = (med[w][W_OFF] - med[w][W_NOMODULE]) / 2,
+		       tracer = (med[w][W_FTRACE] - med[w][W_NOMODULE]) / 2, n = noise[w] / 2;
+
+		printf("target (%s): watch on below the tracer: %.0f vs %.0f ns per switch, %s; "
+		       "watch off within noise of no module: %+.0f ns vs noise %.0f ns, %s\n",
+		       where[w].name, on, tracer, on < tracer ? "met" : "NOT met", off, n,
+		       fabs(off) <= n ? "met" : "NOT met");
+	}
+}
+
 static uint64_t measure_tsc_hz(void)
 {
 	uint64_t c0 = csf_rdtsc(), t0 = t_mono_ns(), c1, t1;
@@ -491,6 +606,15 @@ int main(int argc, char **argv)
 {
 	static struct csf_thread_page fake __attribute__((aligned(4096)));
 	struct csf_snap s;
+
+	if (argc == 2 && !strcmp(argv[1], "--slices")) {
+		printf("coarse_stat_fs long-slice watch benchmark, %ld CPUs\n",
+		       sysconf(_SC_NPROCESSORS_ONLN));
+		TEST("the long-slice watch per context switch") {
+			bench_slice_watch();
+		}
+		return t_done("bench --slices");
+	}
 
 	if (argc == 2 && !strcmp(argv[1], "--reader")) {
 		/* A page as the kernel sets one up, on the CPU, accounting since a moment ago. */

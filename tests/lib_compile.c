@@ -20,6 +20,12 @@ int main(void)
 	if (csf_format_diff(buf, sizeof(buf), &a, &b) < 0 || csf_thread_cyc(CSF_ONCPU, &when))
 		return 1;
 	csf_page_snap(&a.p, &b);
+	{
+		struct csf_thread_hist h;
+
+		if (csf_thread_hist(&h) || csf_page_hist(&a.p, &h))
+			return 1;
+	}
 	if (csf_page_cyc(&b.p, CSF_RUNQ) == 1)
 		return 1;
 	if (csf_cpu_snap(&c, CSF_CPU_ALL) || csf_cpu_count() < 1 ||

@@ -50,7 +50,13 @@ static int nobody_mount(void)
 
 int main(void)
 {
-	static const char *const files[] = { CSF_THREAD_FILE, CSF_CPU_FILE };
+	static const struct {
+		const char *name;
+		unsigned int mode;
+	} files[] = { { CSF_THREAD_FILE, 0444 },
+		      { CSF_CPU_FILE, 0444 },
+		      { CSF_SLICES_FILE, 0400 } };
+	enum { NFILES = sizeof(files) / sizeof(files[0]) };
 	struct statfs sfs;
 	struct stat st;
 
@@ -64,28 +70,31 @@ int main(void)
 		CHECK_EQ(sfs.f_type, CSF_SUPER_MAGIC);
 	}
 
-	TEST("exactly the two files, regular, mode 0444, owned by root") {
+	TEST("exactly the three files, regular, owned by root; slices 0400, the pages 0444") {
 		DIR *d = opendir(MNT);
 		struct dirent *de;
 		int n = 0;
 
 		REQUIRE(d, "opendir: %s", strerror(errno));
 		while ((de = readdir(d))) {
+			bool known = false;
+
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			n++;
-			CHECK(!strcmp(de->d_name, files[0]) || !strcmp(de->d_name, files[1]),
-			      "unexpected entry %s", de->d_name);
+			for (int i = 0; i < NFILES; i++)
+				known |= !strcmp(de->d_name, files[i].name);
+			CHECK(known, "unexpected entry %s", de->d_name);
 		}
 		closedir(d);
-		CHECK_EQ(n, 2);
-		for (int i = 0; i < 2; i++) {
+		CHECK_EQ(n, NFILES);
+		for (int i = 0; i < NFILES; i++) {
 			char path[256];
 
-			snprintf(path, sizeof(path), MNT "/%s", files[i]);
+			snprintf(path, sizeof(path), MNT "/%s", files[i].name);
 			REQUIRE(stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
 			CHECK(S_ISREG(st.st_mode), "%s: not a regular file", path);
-			CHECK_EQ(st.st_mode & 07777, 0444);
+			CHECK_EQ(st.st_mode & 07777, files[i].mode);
 			CHECK_EQ(st.st_uid, 0);
 			CHECK_EQ(st.st_gid, 0);
 		}

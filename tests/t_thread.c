@@ -52,14 +52,20 @@ static void *rt_hog(void *arg)
  * On CPU 0: wakes the thread reading the pipe after 20 ms. A wakeup from another CPU, as a timer
  * on CPU 1 would wait for the hog on PREEMPT_RT, where timers run in a real-time thread.
  */
+struct waker {
+	int fd;
+	uint64_t woke; /* CLOCK_MONOTONIC when it wrote */
+};
+
 static void *waker(void *arg)
 {
-	int fd = *(int *)arg;
+	struct waker *w = arg;
 	char c = 0;
 
 	t_pin(0);
 	t_sleep_ns(20 * MS);
-	if (write(fd, &c, 1) != 1)
+	w->woke = t_mono_ns();
+	if (write(w->fd, &c, 1) != 1)
 		t_die("waker");
 	return NULL;
 }
@@ -131,14 +137,19 @@ int main(void)
 
 	TEST("after a sleep, the wait for a busy CPU lands in runq_cyc, not sleep_cyc") {
 		pthread_t hog, wk;
+		struct waker w;
+		uint64_t t0;
+		double slept;
 		int p[2];
 		char c;
 
 		REQUIRE(pipe(p) == 0, "pipe");
+		w.fd = p[1];
 		t_pin(1);
 		pthread_create(&hog, NULL, rt_hog, NULL);
 		t_snap(&a);
-		pthread_create(&wk, NULL, waker, &p[1]);
+		t0 = t_mono_ns();
+		pthread_create(&wk, NULL, waker, &w);
 		/* Woken at 20 ms; the hog holds CPU 1 until about 50. */
 		CHECK(read(p[0], &c, 1) == 1, "read");
 		t_snap(&b);
@@ -148,8 +159,10 @@ int main(void)
 		close(p[1]);
 		d = t_diff(&a, &b);
 		t_print_diff("sleep 20 ms, then wait for a real-time hog", &a, &b);
-		CHECK(d.sleep >= 15 && d.sleep <= 30, "sleep %.3f ms, expected about 20", d.sleep);
-		CHECK(d.runq >= 20, "runq %.3f ms, expected about 30", d.runq);
+		/* Asleep until the waker wrote (about 20 ms), then waiting for the hog (to about 50). */
+		slept = (double)(w.woke - t0) / 1e6;
+		CHECK(fabs(d.sleep - slept) < 5, "sleep %.3f ms, woken after %.3f", d.sleep, slept);
+		CHECK(d.runq >= 10, "runq %.3f ms, expected about 30", d.runq);
 		/* The split is the scheduler's own: runq_cyc follows run_delay_ns. */
 		CHECK(fabs(d.runq - (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6) < 1,
 		      "runq %.3f ms, run_delay %.3f ms", d.runq,

@@ -77,7 +77,7 @@ without_noise() {
 }
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life exec bad stress cpu format tools example lib init-order dkms"
+all_tests="fs thread truth life exec bad stress cpu format tools example lib slice init-order dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -122,9 +122,10 @@ for t in $tests; do
 	tools) run tools t_tools ;;
 	example) run example t_example ;;
 	lib) run lib t_lib ;;
+	slice) run slice t_slice ;;
 	tsc) run tsc t_tsc ;;
 	demo) run demo csf-demo ;;
-	bench) run bench bench ;;
+	bench) run bench bench && run bench-slices bench --slices ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
@@ -156,8 +157,10 @@ fi
 kill -9 "$hold"
 wait "$hold" 2>/dev/null
 umount /sys/kernel/coarse_stat_fs 2>/dev/null
+# With the long-slice watch on: unloading tears it down (probes, timers, NMI handler).
+echo 50000 >/sys/module/coarse_stat_fs/parameters/slice_warn_us
 if rmmod_settled; then
-	report PASS rmmod
+	report PASS rmmod "with the slice watch on"
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
@@ -199,10 +202,11 @@ case " $tests " in
 		report SKIP dkms "no DKMS-built module staged"
 	elif [ "$(modinfo -F srcversion "$dkms_ko")" != "$(modinfo -F srcversion /csf/coarse_stat_fs.ko)" ]; then
 		report FAIL dkms "srcversion differs from the module built from this tree"
-	elif insmod "$dkms_ko" && mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs &&
+	elif insmod "$dkms_ko" slice_warn_us=20000 &&
+		mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs &&
 		csfcat thread >/dev/null && csfcat cpu >/dev/null &&
 		umount /sys/kernel/coarse_stat_fs && rmmod_settled; then
-		report PASS dkms "loaded, mounted, served both pages, unloaded"
+		report PASS dkms "loaded with the slice watch on, mounted, served both pages, unloaded"
 	else
 		report FAIL dkms "the DKMS-built module did not load, serve or unload"
 	fi

@@ -51,7 +51,58 @@ static void counters(const struct csf_thread_page *p, struct counter c[NR_COUNTE
 	memcpy(c, all, sizeof(all));
 }
 
-static void thread_json(const struct csf_snap *s)
+/* A log2 histogram in us, as bcc's cpudist and runqlat draw them; empty rows at the ends cut. */
+static void print_hist(const char *title, const __u64 *b)
+{
+	int first = -1, last = -1;
+	uint64_t max = 0;
+
+	for (int i = 0; i < CSF_HIST_BUCKETS; i++) {
+		if (b[i] && first < 0)
+			first = i;
+		if (b[i])
+			last = i;
+		if (b[i] > max)
+			max = b[i];
+	}
+	printf("%s\n", title);
+	if (first < 0) {
+		printf("    (none yet)\n");
+		return;
+	}
+	printf("%24s : %-8s %s\n", "us", "count", "distribution");
+	for (int i = first; i <= last; i++) {
+		unsigned long long lo = i ? 1ull << i : 0, hi = (1ull << (i + 1)) - 1;
+		char range[48], bar[41];
+		int n = (int)(b[i] * 40 / max);
+
+		if (i == CSF_HIST_BUCKETS - 1)
+			snprintf(range, sizeof(range), "%llu -> ...", lo);
+		else
+			snprintf(range, sizeof(range), "%llu -> %llu", lo, hi);
+		memset(bar, '*', (size_t)n);
+		bar[n] = 0;
+		printf("%24s : %-8" PRIu64 " |%-40s|\n", range, (uint64_t)b[i], bar);
+	}
+}
+
+static void hist_json(const struct csf_thread_hist *h)
+{
+	json_begin("hist");
+	json_u64("nr_long_oncpu", h->nr_long_oncpu);
+	json_u64("long_threshold_us", h->long_threshold_us);
+	json_begin_array("oncpu_us");
+	for (int i = 0; i < CSF_HIST_BUCKETS; i++)
+		json_u64(NULL, h->oncpu_us[i]);
+	json_end_array();
+	json_begin_array("runq_us");
+	for (int i = 0; i < CSF_HIST_BUCKETS; i++)
+		json_u64(NULL, h->runq_us[i]);
+	json_end_array();
+	json_end();
+}
+
+static void thread_json(const struct csf_snap *s, const struct csf_thread_hist *hist)
 {
 	const struct csf_thread_page *p = &s->p;
 	const struct csf_hdr *h = &p->hdr;
@@ -83,6 +134,9 @@ static void thread_json(const struct csf_snap *s)
 	for (int i = 0; i < NR_COUNTERS; i++)
 		json_u64(c[i].name, c[i].v);
 	json_u64("cpu", p->cpu);
+	json_u64("max_oncpu_cyc", p->max_oncpu_cyc);
+	if (hist)
+		hist_json(hist);
 	json_end();
 	json_flush();
 }
@@ -93,6 +147,7 @@ static int cmd_thread(int argc, char **argv)
 	const struct csf_thread_page *p = &s.p;
 	const struct csf_hdr *h = &p->hdr;
 	struct counter c[NR_COUNTERS];
+	struct csf_thread_hist hist, *hp = &hist;
 	bool json;
 	int err;
 
@@ -103,8 +158,10 @@ static int cmd_thread(int argc, char **argv)
 		return csfcat_usage_error("thread", "takes no arguments", NULL);
 	if (csf_thread_snap(&s))
 		return csfcat_map_error(CSF_THREAD_FILE);
+	if (csf_thread_hist(hp))
+		hp = NULL; /* a module older than the histograms */
 	if (json) {
-		thread_json(&s);
+		thread_json(&s, hp);
 		return 0;
 	}
 
@@ -130,6 +187,17 @@ static int cmd_thread(int argc, char **argv)
 	printf("cpu            %u\n", p->cpu);
 	printf("tsc_resyncs    %u times the TSC stepped back and the page followed\n",
 	       p->tsc_resyncs);
+	printf("max_oncpu_cyc  %" PRIu64 " cycles (%.3f ms), the longest stretch on a CPU\n",
+	       (uint64_t)p->max_oncpu_cyc, csfcat_ms(h, p->max_oncpu_cyc));
+	if (!hp)
+		return 0;
+	printf("nr_long_oncpu  %" PRIu64 " stretches on a CPU longer than slice_warn_us",
+	       (uint64_t)hp->nr_long_oncpu);
+	if (hp->long_threshold_us)
+		printf(" (%u us)", hp->long_threshold_us);
+	putchar('\n');
+	print_hist("on-CPU stretches (cpudist):", hp->oncpu_us);
+	print_hist("runqueue waits (runqlat):", hp->runq_us);
 	return 0;
 }
 

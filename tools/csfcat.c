@@ -23,6 +23,7 @@ static const struct csfcat_cmd *const cmds[] = {
 	&csfcat_cmd_cpu,
 	&csfcat_cmd_thread,
 	&csfcat_cmd_self,
+	&csfcat_cmd_slices,
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -23,7 +23,8 @@ struct csfcat_cmd {
 	int (*run)(int argc, char **argv);
 };
 
-extern const struct csfcat_cmd csfcat_cmd_cpu, csfcat_cmd_thread, csfcat_cmd_self;
+extern const struct csfcat_cmd csfcat_cmd_cpu, csfcat_cmd_thread, csfcat_cmd_self,
+	csfcat_cmd_slices;
 
 /* Explain a failure to map a page (errno), and return the exit status that goes with it. */
 int csfcat_map_error(const char *what);

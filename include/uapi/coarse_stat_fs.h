@@ -39,6 +39,7 @@
 #define CSF_MOUNT_POINT "/sys/kernel/coarse_stat_fs"
 #define CSF_THREAD_FILE "thread-self"
 #define CSF_CPU_FILE "cpu"
+#define CSF_SLICES_FILE "slices" /* root only: text lines of the long-slice watch */
 
 /* csf_hdr.kind */
 #define CSF_KIND_THREAD 1
@@ -159,7 +160,29 @@ struct csf_thread_page {
 	 * with it, so two snapshots on either side differ in start_tsc. Fresh as of last switch.
 	 */
 	__u32 tsc_resyncs;
-	__u64 __reserved1;
+	/*
+	 * The longest on-CPU stretch since start_tsc, TSC cycles; fresh as of last switch out (the
+	 * stretch in progress, when state is CSF_ONCPU, is the snapshot's tsc - last_switch_tsc).
+	 */
+	__u64 max_oncpu_cyc;
+};
+
+/* Buckets of the thread page's log2 histograms: [0] is under 2 us, [k] is [2^k, 2^(k+1)) us. */
+#define CSF_HIST_BUCKETS 32
+
+/*
+ * Follows struct csf_thread_page in the thread page, at offset CSF_THREAD_PAGE_SIZE, when
+ * hdr.size covers it; written under the same seq. A snapshot (csf_thread_snap()) does not copy
+ * it; csf_thread_hist() does. All counts since start_tsc; fresh as of the last switch.
+ */
+struct csf_thread_hist {
+	/* On-CPU stretches longer than the slice watch's threshold (slice_warn_us, when set). */
+	__u64 nr_long_oncpu;
+	__u32 long_threshold_us; /* slice_warn_us at the last such stretch (0: none yet) */
+	__u32 __reserved0;
+	__u64 __reserved1[2];
+	__u64 oncpu_us[CSF_HIST_BUCKETS]; /* on-CPU stretches, counted at each switch out */
+	__u64 runq_us[CSF_HIST_BUCKETS]; /* runqueue waits before each switch in (may be 0 us) */
 };
 
 /* A TSC behind last_switch_tsc by more than this is a step, not skew between CPUs. */
@@ -223,6 +246,8 @@ CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, iowait_cyc) == 120,
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, run_delay_ns) == 224, "counters");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, tid) == 236, "ids");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, tsc_resyncs) == 244, "resyncs");
+CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, max_oncpu_cyc) == 248, "max");
+CSF_STATIC_ASSERT(sizeof(struct csf_thread_hist) == 32 + 16 * CSF_HIST_BUCKETS, "histograms");
 CSF_STATIC_ASSERT(sizeof(struct csf_cpu_row) == CSF_CPU_ROW_SIZE, "cpu row layout");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_cpu_page, rows) == 128, "rows after 2 lines");
 #undef CSF_STATIC_ASSERT

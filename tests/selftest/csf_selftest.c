@@ -6,20 +6,42 @@
  * /sys/kernel/coarse_stat_fs, so that coarse_stat_fs's init fails there, and counts through a
  * kprobe the calls of register_filesystem() for "coarse_stat_fs" meanwhile
  * (parameters/fs_registrations). A filesystem registered by an init that then fails can be
- * mounted while its module is freed. Never load this module outside a throwaway guest.
+ * mounted while its module is freed. action=stopper runs a callback that spins stop_ms in
+ * stopper context (stop class, interrupts off) on stop_cpu, for the long-slice watch's test.
+ * Never load this module outside a throwaway guest.
  */
 #include <linux/atomic.h>
+#include <linux/cpu.h>
+#include <linux/timekeeping.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/stop_machine.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action, "none, warn, panic or occupy");
+MODULE_PARM_DESC(action, "none, warn, panic, occupy or stopper");
+
+static unsigned int stop_cpu = 1, stop_ms = 200;
+module_param(stop_cpu, uint, 0444);
+MODULE_PARM_DESC(stop_cpu, "stopper: the CPU to stop");
+module_param(stop_ms, uint, 0444);
+MODULE_PARM_DESC(stop_ms, "stopper: how long the callback spins, ms");
+
+/* In the stopper of stop_cpu, interrupts off: hold the CPU like a slow stop_machine() user. */
+static int csf_selftest_stopper(void *data)
+{
+	/* The clock, not mdelay(): delay loops calibrated under emulation can run short. */
+	u64 end = ktime_get_mono_fast_ns() + (u64)stop_ms * NSEC_PER_MSEC;
+
+	while (ktime_get_mono_fast_ns() < end)
+		cpu_relax();
+	return 0;
+}
 
 static atomic_t fs_registrations = ATOMIC_INIT(0);
 static int fs_registrations_get(char *buf, const struct kernel_param *kp)
@@ -66,6 +88,15 @@ static int __init csf_selftest_init(void)
 			return err;
 		}
 		occupied = true;
+	} else if (!strcmp(action, "stopper")) {
+		if (stop_ms > 5000)
+			return -EINVAL;
+		cpus_read_lock();
+		err = cpu_online(stop_cpu) ?
+			      stop_core_cpuslocked(stop_cpu, csf_selftest_stopper, NULL) :
+			      -ENODEV;
+		cpus_read_unlock();
+		return err;
 	} else if (strcmp(action, "none")) {
 		return -EINVAL;
 	}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * coarse_stat_fs: the long-slice watch's parts: the watch (slice.c), what it learns of the
+ * scheduler (sched-learn.c), where its reports go (slices.c, slice-trace.h).
+ */
+#ifndef CSF_SLICE_H
+#define CSF_SLICE_H
+
+#include <linux/sched.h>
+#include <linux/types.h>
+
+/* Scheduling classes, named from the class a task runs in, never from its policy. */
+enum csf_class {
+	CSF_CLASS_UNKNOWN,
+	CSF_CLASS_STOP,
+	CSF_CLASS_DL,
+	CSF_CLASS_RT,
+	CSF_CLASS_FAIR,
+	CSF_CLASS_EXT,
+	CSF_CLASS_IDLE,
+	CSF_NR_CLASSES,
+};
+
+/* How a report's stack was taken. */
+enum csf_stack_via {
+	CSF_STACK_NONE, /* the end of a slice: nothing to unwind any more */
+	CSF_STACK_IRQ, /* the watch's timer interrupted the task on its own CPU */
+	CSF_STACK_NMI, /* an NMI, for a CPU that took no timer interrupt */
+	CSF_STACK_LOST, /* the NMI did not answer in time */
+};
+
+enum csf_slice_event {
+	CSF_SLICE_RUNNING, /* still on the CPU: at the threshold, then at 2x, 4x, ... */
+	CSF_SLICE_END, /* switched out: the slice's whole length */
+};
+
+#define CSF_STACK_DEPTH 16
+
+struct csf_stack {
+	u8 nr; /* entries in ip[] */
+	u8 user; /* ip[0] is a user-space address: the task was in user mode */
+	unsigned long ip[CSF_STACK_DEPTH];
+};
+
+struct csf_slice_report {
+	u64 seq; /* the ring's sequence number */
+	u64 start_ns; /* local_clock() when the slice began */
+	u64 len_ns; /* its length so far, or in all */
+	pid_t pid, tgid;
+	char comm[TASK_COMM_LEN];
+	int rtprio, nice;
+	u32 policy;
+	s32 waiting; /* runnable tasks waiting on the CPU; -1 unknown */
+	u16 cpu;
+	u8 class; /* enum csf_class */
+	u8 event; /* enum csf_slice_event */
+	u8 stack_via; /* enum csf_stack_via */
+	struct csf_stack stack;
+};
+
+struct tracepoint;
+struct sched_class;
+
+/* slices.c: the ring of reports, its file and trace events */
+void csf_report(struct csf_slice_report *r);
+void csf_slices_sync(void);
+
+/* sched-learn.c */
+int csf_learn_sched(struct tracepoint *nr_running_tp); /* once; may sleep */
+u8 csf_class_of(const struct sched_class *c); /* enum csf_class */
+s32 csf_nr_running(int cpu); /* runnable tasks on cpu's runqueue, -1 unknown */
+
+#endif /* CSF_SLICE_H */
