@@ -22,7 +22,8 @@ show eventloop -n 40
 echo 20000 >/sys/module/coarse_stat_fs/parameters/slice_warn_us
 show csfcat self 100
 show insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 stop_ms=100
+show csfcat slices --dump # before rmmod: stacks are symbolized when read
+echo "\$ timeout 1 cat /sys/kernel/coarse_stat_fs/slices | tail -n 2"
+timeout 1 cat /sys/kernel/coarse_stat_fs/slices | tail -n 2
 rmmod csf_selftest
-show csfcat slices --dump
-show csfcat thread
 echo 0 >/sys/module/coarse_stat_fs/parameters/slice_warn_us
