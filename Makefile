@@ -119,7 +119,8 @@ demo: ## Boot a kernel in a VM, load the module and show what it offers
 	@SUITE=$(SUITE) tests/show.sh demo
 
 bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory
-	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) SUITE=$(SUITE) tests/show.sh bench
+	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
+		SUITE=$(SUITE) tests/show.sh bench
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader

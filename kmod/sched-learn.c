@@ -38,7 +38,8 @@ struct csf_learn {
 	const struct sched_class *fair, *rt, *dl;
 	int cpu; /* for the runqueue: the CPU this kthread is bound to */
 	void *rq;
-	unsigned int nr_running; /* the count just after the wakeup */
+	unsigned int seen; /* enqueues seen */
+	unsigned int nr[2][2]; /* [enqueue][candidate offset]: the count read just after it */
 };
 
 /* Park a learning kthread until kthread_stop(), so that none runs module code after it. */
@@ -138,7 +139,9 @@ static int csf_learn_classes(void)
 	if (size > 0 && (const char *)init_task.sched_class - (const char *)l.fair == 2 * size)
 		csf_classes[CSF_CLASS_EXT] = (const void *)((const char *)l.fair + size);
 	pr_info("slice watch: classes learned (deadline %s, ext %s)\n",
-		l.dl ? "from a kthread" : csf_classes[CSF_CLASS_DL] ? "from the layout" : "unknown",
+		l.dl			  ? "from a kthread" :
+		csf_classes[CSF_CLASS_DL] ? "from the layout" :
+					    "unknown",
 		csf_classes[CSF_CLASS_EXT] ? "present" : "absent");
 	return 0;
 }
@@ -147,32 +150,44 @@ static int csf_learn_classes(void)
 
 /*
  * No kernel export counts a CPU's runnable tasks, so the watch reads the runqueue's own count.
- * struct rq is private; 6.1 to 6.12 start it with its lock and then nr_running. A CPU's
- * runqueue comes from the sched_update_nr_running tracepoint, fired when a kthread bound to
- * that CPU wakes another there. The count read then must be at least 2 (both kthreads), else
- * the layout is not the expected one (7.3's is not), and the count is reported as unknown (-1)
- * on every CPU. CPUs that come online later report -1 too.
+ * struct rq is private, and kernels lay it out two ways: 6.1 to 6.12 start it with the lock
+ * and then nr_running, 7.x with nr_running. A CPU's runqueue comes from the
+ * sched_update_nr_running tracepoint, fired when a kthread bound to that CPU wakes two others
+ * there, one after the other: at the right offset the count reads at least 2, then one more.
+ * (At the wrong one, the lock reads the same while held, the field after the count does not
+ * follow it.) Where exactly one offset passes, on every CPU, it is used; otherwise the count is
+ * reported as unknown (-1). CPUs that come online later report -1 too.
  */
+static const size_t csf_rq_offs[] = {
+	0, /* 7.x: nr_running first, on the cache line the load balancer reads */
+	ALIGN(sizeof(raw_spinlock_t), __alignof__(unsigned int)), /* 6.1 to 6.12: after __lock */
+};
+
+static size_t csf_rq_off;
 static int csf_rq_known; /* 1 known, -1 not recognized, 0 not learned yet */
 static struct task_struct *csf_rq_waker;
 static DEFINE_PER_CPU(void *, csf_rq); /* each CPU's runqueue, once learned */
 static struct csf_learn *csf_rq_learn;
 
-#define CSF_RQ_NR_RUNNING_OFF ALIGN(sizeof(raw_spinlock_t), __alignof__(unsigned int))
-
-static unsigned int *csf_nr_running_ptr(void *rq)
+static unsigned int csf_rq_read(void *rq, size_t off)
 {
-	return (unsigned int *)((char *)rq + CSF_RQ_NR_RUNNING_OFF);
+	return READ_ONCE(*(unsigned int *)((char *)rq + off));
 }
 
+/* Two enqueues by the waker on its own CPU: the runqueue, and each candidate's count. */
 static void csf_nr_running_probe(void *data, struct rq *rq, int change)
 {
 	struct csf_learn *l = READ_ONCE(csf_rq_learn);
 
-	if (current != READ_ONCE(csf_rq_waker) || !l || change <= 0 || l->rq)
+	if (current != READ_ONCE(csf_rq_waker) || !l || change <= 0 || l->seen >= 2)
 		return;
-	l->rq = rq;
-	l->nr_running = READ_ONCE(*csf_nr_running_ptr(rq));
+	if (!l->seen)
+		l->rq = rq;
+	else if (rq != l->rq)
+		l->rq = NULL; /* not one runqueue: learn nothing */
+	for (size_t c = 0; c < ARRAY_SIZE(csf_rq_offs); c++)
+		l->nr[l->seen][c] = csf_rq_read(rq, csf_rq_offs[c]);
+	l->seen++;
 }
 
 static int csf_learn_idle(void *arg)
@@ -186,27 +201,52 @@ static int csf_learn_idle(void *arg)
 	return 0;
 }
 
-/* On l->cpu: wake a kthread bound to the same CPU, so that the enqueue is this CPU's. */
+/* On l->cpu: wake two kthreads bound to the same CPU, so that the enqueues are this CPU's. */
 static int csf_learn_rq(void *arg)
 {
 	struct csf_learn *l = arg;
-	struct task_struct *w = kthread_create(csf_learn_idle, NULL, "csf_learn_w");
+	struct task_struct *w[2];
+	int i;
 
-	if (!IS_ERR(w)) {
-		kthread_bind(w, l->cpu);
+	for (i = 0; i < 2; i++) {
+		w[i] = kthread_create(csf_learn_idle, NULL, "csf_learn_w");
+		if (IS_ERR(w[i]))
+			break;
+		kthread_bind(w[i], l->cpu);
+	}
+	if (i == 2) {
 		WRITE_ONCE(csf_rq_learn, l);
 		WRITE_ONCE(csf_rq_waker, current);
-		wake_up_process(w);
+		wake_up_process(w[0]);
+		wake_up_process(w[1]);
 		WRITE_ONCE(csf_rq_waker, NULL);
 		WRITE_ONCE(csf_rq_learn, NULL);
-		kthread_stop(w);
 	}
+	while (i--)
+		kthread_stop(w[i]);
 	return csf_learn_park(l);
+}
+
+/* The offset the learned counts of l point to, or -1: at least 2, then one more. */
+static int csf_rq_candidate(const struct csf_learn *l)
+{
+	int found = -1;
+
+	if (l->seen != 2 || !l->rq)
+		return -1;
+	for (size_t c = 0; c < ARRAY_SIZE(csf_rq_offs); c++) {
+		if (l->nr[0][c] < 2 || l->nr[0][c] > 1000000 || l->nr[1][c] != l->nr[0][c] + 1)
+			continue;
+		if (found >= 0)
+			return -1; /* ambiguous */
+		found = c;
+	}
+	return found;
 }
 
 static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
 {
-	int cpu, known = 1;
+	int cpu, off = -1, known = 1;
 
 	if (tracepoint_probe_register(csf_nr_running_tp, csf_nr_running_probe, NULL)) {
 		csf_rq_known = -1;
@@ -215,17 +255,25 @@ static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		struct csf_learn l = { .cpu = cpu };
+		int c;
 
-		if (csf_run_learner(csf_learn_rq, &l, cpu) || !l.rq || l.nr_running < 2 ||
-		    l.nr_running > 1000000) {
+		if (csf_run_learner(csf_learn_rq, &l, cpu)) {
 			known = -1;
 			break;
 		}
+		c = csf_rq_candidate(&l);
+		if (c < 0 || (off >= 0 && c != off)) {
+			known = -1;
+			break;
+		}
+		off = c;
 		per_cpu(csf_rq, cpu) = l.rq;
 	}
 	cpus_read_unlock();
 	tracepoint_probe_unregister(csf_nr_running_tp, csf_nr_running_probe, NULL);
 	tracepoint_synchronize_unregister();
+	if (known > 0)
+		csf_rq_off = csf_rq_offs[off];
 	csf_rq_known = known;
 	if (known < 0)
 		pr_info("slice watch: runqueue layout not recognized; waiting tasks reported as -1\n");
@@ -237,7 +285,7 @@ s32 csf_nr_running(int cpu)
 
 	if (csf_rq_known <= 0 || !rq)
 		return -1;
-	return READ_ONCE(*csf_nr_running_ptr(rq));
+	return csf_rq_read(rq, csf_rq_off);
 }
 
 int csf_learn_sched(struct tracepoint *nr_running_tp)

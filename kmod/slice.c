@@ -75,6 +75,8 @@ struct csf_slice_cpu {
 	atomic64_t claim;
 	/* An NMI's answer: a watcher sets want, this CPU's NMI fills stack and sets done. */
 	atomic_t nmi_want, nmi_done;
+	atomic_t nmi_sent; /* NMIs watchers sent this CPU */
+	int nmi_seen; /* of those, how many this CPU took (its NMI handler's own count) */
 	struct csf_stack nmi_stack;
 	struct csf_slice nmi_sched; /* the interrupted task's pid and scheduling, as of the NMI */
 	/* This CPU as a watcher. */
@@ -135,9 +137,17 @@ static void csf_sched_of(struct csf_slice *s, struct task_struct *p)
 static int csf_slice_nmi(unsigned int type, struct pt_regs *regs)
 {
 	struct csf_slice_cpu *sc = this_cpu_ptr(&csf_slice_cpus);
+	int sent = atomic_read(&sc->nmi_sent);
 
-	if (!atomic_read(&sc->nmi_want))
+	/*
+	 * Ours: asked for, or sent and not yet taken (one that arrives after its watcher gave up
+	 * must not be an unknown NMI either).
+	 */
+	if (sent == sc->nmi_seen && !atomic_read(&sc->nmi_want))
 		return NMI_DONE;
+	sc->nmi_seen = sent;
+	if (!atomic_read(&sc->nmi_want))
+		return NMI_HANDLED;
 	csf_sched_of(&sc->nmi_sched, current);
 	csf_stack_save(&sc->nmi_stack, regs);
 	atomic_set(&sc->nmi_want, 0);
@@ -159,8 +169,8 @@ static void csf_fill_sched(struct csf_slice_report *r, const struct csf_slice *n
 	r->class = now->class;
 }
 
-static void csf_fill_report(struct csf_slice_report *r, const struct csf_slice *s, int cpu,
-			    u64 len, u8 event)
+static void csf_fill_report(struct csf_slice_report *r, const struct csf_slice *s, int cpu, u64 len,
+			    u8 event)
 {
 	r->start_ns = s->start_ns;
 	r->len_ns = len;
@@ -332,6 +342,7 @@ static void csf_check_neighbour(struct csf_slice_cpu *me, int cpu, u64 now, u64 
 	me->pending.busy = true;
 	atomic_set(&them->nmi_done, 0);
 	atomic_set(&them->nmi_want, 1);
+	atomic_inc(&them->nmi_sent);
 	apic->send_IPI(cpu, NMI_VECTOR);
 	hrtimer_start(&me->follow, ns_to_ktime(CSF_NMI_POLL_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * coarse_stat_fs: the long-slice watch's parts: the watch (slice.c), what it learns of the
- * scheduler (sched-learn.c), where its reports go (slices.c, slice-trace.h).
+ * scheduler (sched-learn.c), where its reports go (slices.c, slice_trace.h).
  */
 #ifndef CSF_SLICE_H
 #define CSF_SLICE_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * coarse_stat_fs: where the long-slice watch's reports go (slice.c makes them): trace events
- * (slice-trace.h) and a ring of the last CSF_RING reports, which the root-only file "slices"
+ * (slice_trace.h) and a ring of the last CSF_RING reports, which the root-only file "slices"
  * reads as text lines, one per report, with poll(). The ring never stops its writer: the oldest
  * report goes, and a reader that had not read it gets a "lost N" line instead.
  */
@@ -21,7 +21,7 @@
 #include "slice.h"
 
 #define CREATE_TRACE_POINTS
-#include "slice-trace.h"
+#include "slice_trace.h"
 
 #define CSF_RING 256 /* reports kept for readers of "slices" */
 
@@ -118,8 +118,8 @@ static int csf_escape(char *buf, size_t len, const char *s, size_t n)
 	return w;
 }
 
-static const char *const csf_policy_names[] = { "normal", "fifo",     "rr", "batch",
-						"iso",	  "idle",     "deadline", "ext" };
+static const char *const csf_policy_names[] = { "normal", "fifo", "rr",	      "batch",
+						"iso",	  "idle", "deadline", "ext" };
 
 static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 {
@@ -133,10 +133,11 @@ static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 	w = scnprintf(buf, len, "seq=%llu event=%s cpu=%u tid=%d tgid=%d comm=%s class=%s ", r->seq,
 		      r->event == CSF_SLICE_END ? "end" : "running", r->cpu, r->pid, r->tgid, comm,
 		      classes[r->class]);
-	w += scnprintf(buf + w, len - w,
-		       "policy=%s rtprio=%d nice=%d start_ns=%llu len_ns=%llu waiting=%d stack_via=%s stack=",
-		       r->policy < ARRAY_SIZE(csf_policy_names) ? csf_policy_names[r->policy] : "?",
-		       r->rtprio, r->nice, r->start_ns, r->len_ns, r->waiting, vias[r->stack_via]);
+	w += scnprintf(
+		buf + w, len - w,
+		"policy=%s rtprio=%d nice=%d start_ns=%llu len_ns=%llu waiting=%d stack_via=%s stack=",
+		r->policy < ARRAY_SIZE(csf_policy_names) ? csf_policy_names[r->policy] : "?",
+		r->rtprio, r->nice, r->start_ns, r->len_ns, r->waiting, vias[r->stack_via]);
 	for (i = 0; i < r->stack.nr; i++) {
 		if (r->stack.user)
 			snprintf(frame, sizeof(frame), "user:0x%lx", r->stack.ip[i]);

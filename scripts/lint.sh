@@ -131,7 +131,7 @@ check_checkpatch() {
 	local code=() trace=()
 	for f in kmod/*.c kmod/*.h tests/selftest/*.c; do
 		case $f in
-		*-trace.h) trace+=("$f") ;;
+		*trace.h) trace+=("$f") ;;
 		*) code+=("$f") ;;
 		esac
 	done

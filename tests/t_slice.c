@@ -196,10 +196,10 @@ struct t_sched_attr {
 static int set_deadline(uint64_t runtime, uint64_t deadline, uint64_t period)
 {
 	struct t_sched_attr a = { .size = sizeof(a),
-				.sched_policy = SCHED_DEADLINE,
-				.sched_runtime = runtime,
-				.sched_deadline = deadline,
-				.sched_period = period };
+				  .sched_policy = SCHED_DEADLINE,
+				  .sched_runtime = runtime,
+				  .sched_deadline = deadline,
+				  .sched_period = period };
 
 	return (int)syscall(SYS_sched_setattr, 0, &a, 0);
 }
@@ -362,11 +362,19 @@ int main(void)
 				     .prio = 99,
 				     .spin_ns = 400 * MS,
 				     .name = "csf-fifo99" };
+		struct spinner waiter = {
+			.cpu = 1, .policy = SCHED_OTHER, .spin_ns = 700 * MS, .name = "csf-waiter"
+		};
 		const struct report *run, *end;
+		pthread_t wt;
 
+		/* A fair thread on the same CPU, runnable all along: it waits behind the spin. */
+		pthread_create(&wt, NULL, spin, &waiter);
+		t_sleep_ns(100 * MS);
 		collect_start();
 		run_spinner(&s);
 		collect_stop();
+		pthread_join(wt, NULL);
 		REQUIRE(!s.err, "SCHED_FIFO: %s", strerror(s.err));
 		run = find(s.tid, "running");
 		end = find(s.tid, "end");
@@ -379,11 +387,13 @@ int main(void)
 		      "the report came %.1f ms after the spin began",
 		      (double)(run->arrived - s.began) / 1e6);
 		CHECK(!strcmp(run->class, "rt"), "class %s", run->class);
-		CHECK(!strcmp(run->policy, "fifo") && run->rtprio == 99, "policy %s/%d", run->policy,
-		      run->rtprio);
-		CHECK(!strcmp(run->comm, "csf-fifo99") && run->cpu == 1, "comm %s cpu %d", run->comm,
-		      run->cpu);
+		CHECK(!strcmp(run->policy, "fifo") && run->rtprio == 99, "policy %s/%d",
+		      run->policy, run->rtprio);
+		CHECK(!strcmp(run->comm, "csf-fifo99") && run->cpu == 1, "comm %s cpu %d",
+		      run->comm, run->cpu);
 		CHECK(run->tgid == getpid(), "tgid %d", run->tgid);
+		CHECK(run->waiting >= 1, "waiting %d with a fair thread queued behind",
+		      run->waiting);
 		CHECK(!strcmp(run->via, "irq") && !strncmp(run->stack, "user:0x", 7),
 		      "stack (%s) %s", run->via, run->stack);
 		CHECK(end->len_ns > 0.9 * (double)(s.ended - s.began) &&
@@ -426,10 +436,11 @@ int main(void)
 		system("rmmod csf_selftest");
 		REQUIRE(rc == 0, "insmod csf_selftest action=stopper: status %d", rc);
 		for (int i = 0; i < atomic_load(&nreports) && !run; i++)
-			if (!strcmp(reports[i].class, "stop") && !strcmp(reports[i].event, "running"))
+			if (!strcmp(reports[i].class, "stop") &&
+			    !strcmp(reports[i].event, "running"))
 				run = &reports[i];
-		printf("#   insmod took %.1f ms, %d reports meanwhile\n", (double)(ended - began) / 1e6,
-		       atomic_load(&nreports));
+		printf("#   insmod took %.1f ms, %d reports meanwhile\n",
+		       (double)(ended - began) / 1e6, atomic_load(&nreports));
 		if (!run)
 			for (int i = 0; i < atomic_load(&nreports); i++)
 				print_report(&reports[i]);
@@ -440,18 +451,24 @@ int main(void)
 		printf("#   reported %.1f ms after insmod began, callback of 300 ms\n",
 		       (double)(run->arrived - began) / 1e6);
 		/* The stopper's policy is SCHED_FIFO 99: a policy check would call it rt. */
-		CHECK(!strcmp(run->policy, "fifo") && run->rtprio == 99, "policy %s/%d", run->policy,
-		      run->rtprio);
+		CHECK(!strcmp(run->policy, "fifo") && run->rtprio == 99, "policy %s/%d",
+		      run->policy, run->rtprio);
 		CHECK(!strcmp(run->via, "nmi"), "stack taken by %s", run->via);
 		CHECK(strstr(run->stack, "csf_selftest_stopper"), "stack %s", run->stack);
 	}
 
 	TEST("no false reports: two fair spinners share a CPU for 2 s; an idle second") {
 		pthread_barrier_t go;
-		struct spinner s[2] = { { .cpu = 1, .policy = SCHED_OTHER, .spin_ns = 2000 * MS,
-					  .name = "csf-fair", .go = &go },
-					{ .cpu = 1, .policy = SCHED_OTHER, .spin_ns = 2000 * MS,
-					  .name = "csf-fair", .go = &go } };
+		struct spinner s[2] = { { .cpu = 1,
+					  .policy = SCHED_OTHER,
+					  .spin_ns = 2000 * MS,
+					  .name = "csf-fair",
+					  .go = &go },
+					{ .cpu = 1,
+					  .policy = SCHED_OTHER,
+					  .spin_ns = 2000 * MS,
+					  .name = "csf-fair",
+					  .go = &go } };
 		pthread_t th[2];
 		int n;
 
@@ -541,7 +558,9 @@ int main(void)
 	}
 
 	TEST("the ring: a reader that falls behind gets a counted lost line, then the newest") {
-		struct spinner s = { .cpu = 1, .policy = SCHED_FIFO, .prio = 10, .name = "csf-many" };
+		struct spinner s = {
+			.cpu = 1, .policy = SCHED_FIFO, .prio = 10, .name = "csf-many"
+		};
 		unsigned long long last = ~0ull, lost = 0, first_after = 0, prev = 0;
 		static char buf[1 << 20];
 		int fd = open(SLICES, O_RDONLY | O_NONBLOCK), lines = 0;
@@ -606,7 +625,10 @@ int main(void)
 	}
 
 	TEST("csfcat slices --threshold --json: follows, and restores the threshold on SIGINT") {
-		struct spinner s = { .cpu = 1, .policy = SCHED_FIFO, .prio = 20, .spin_ns = 200 * MS,
+		struct spinner s = { .cpu = 1,
+				     .policy = SCHED_FIFO,
+				     .prio = 20,
+				     .spin_ns = 200 * MS,
 				     .name = "csf-csfcat" };
 		static char out[1 << 20];
 		char line[64], want[32];

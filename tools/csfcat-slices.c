@@ -116,8 +116,8 @@ static const char *get(const struct field *f, int n, const char *key)
 
 static bool numeric(const char *key)
 {
-	static const char *const keys[] = { "seq",	"cpu",	    "tid",    "tgid",	 "rtprio",
-					    "nice",	"start_ns", "len_ns", "waiting", NULL };
+	static const char *const keys[] = { "seq",  "cpu",	"tid",	  "tgid",    "rtprio",
+					    "nice", "start_ns", "len_ns", "waiting", NULL };
 
 	for (int i = 0; keys[i]; i++) {
 		if (!strcmp(keys[i], key))
@@ -208,7 +208,8 @@ static int set_threshold(const char *arg)
 	errno = 0;
 	ms = strtod(arg, &end);
 	if (errno || *end || !*arg || ms < 1 || ms > 60000)
-		return csfcat_usage_error("slices", "--threshold takes ms, from 1 to 60000, not", arg);
+		return csfcat_usage_error("slices", "--threshold takes ms, from 1 to 60000, not",
+					  arg);
 	if (read_param(old_threshold, sizeof(old_threshold))) {
 		old_threshold[0] = 0;
 		return csfcat_map_error(WARN_PARAM);

@@ -5,6 +5,8 @@
  * 2x, 4x, ...; csf_slice_end: a slice over the threshold has ended. The stack is an array of
  * addresses (symbolize with /proc/kallsyms; the slices file shows symbols).
  */
+/* The layout is the TRACE_EVENT() macros', as in the kernel's own trace headers. */
+/* clang-format off */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM coarse_stat_fs
 
@@ -83,5 +85,6 @@ DEFINE_EVENT(csf_slice_class, csf_slice_end,
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH .
 #undef TRACE_INCLUDE_FILE
-#define TRACE_INCLUDE_FILE slice-trace
+#define TRACE_INCLUDE_FILE slice_trace
 #include <trace/define_trace.h>
+/* clang-format on */
