@@ -133,11 +133,12 @@ static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 	w = scnprintf(buf, len, "seq=%llu event=%s cpu=%u tid=%d tgid=%d comm=%s class=%s ", r->seq,
 		      r->event == CSF_SLICE_END ? "end" : "running", r->cpu, r->pid, r->tgid, comm,
 		      classes[r->class]);
-	w += scnprintf(
-		buf + w, len - w,
-		"policy=%s rtprio=%d nice=%d start_ns=%llu len_ns=%llu waiting=%d stack_via=%s stack=",
-		r->policy < ARRAY_SIZE(csf_policy_names) ? csf_policy_names[r->policy] : "?",
-		r->rtprio, r->nice, r->start_ns, r->len_ns, r->waiting, vias[r->stack_via]);
+	w += scnprintf(buf + w, len - w, "policy=%s rtprio=%d nice=%d ",
+		       r->policy < ARRAY_SIZE(csf_policy_names) ? csf_policy_names[r->policy] : "?",
+		       r->rtprio, r->nice);
+	w += scnprintf(buf + w, len - w,
+		       "start_ns=%llu len_ns=%llu waiting=%d stack_via=%s stack=", r->start_ns,
+		       r->len_ns, r->waiting, vias[r->stack_via]);
 	for (i = 0; i < r->stack.nr; i++) {
 		if (r->stack.user)
 			snprintf(frame, sizeof(frame), "user:0x%lx", r->stack.ip[i]);

@@ -23,5 +23,5 @@ rc=$?
 echo
 echo "$test: what the guest showed (from $log):"
 # The test's lines, without the kernel's (timestamped) ones.
-sed -n "/^=== $test[-:]/,/^[A-Z]* $test/p" "$log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\]' | tr -d '\r'
+sed -n "/^=== ${test}[-:]/,/^[A-Z]* $test/p" "$log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\]' | tr -d '\r'
 exit "$rc"

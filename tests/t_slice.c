@@ -668,6 +668,7 @@ int main(void)
 		printf("#   %.600s\n", strstr(out, want) ? strstr(out, want) : out);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "csfcat status %#x", st);
 		CHECK(tjson_valid(out), "not JSON lines");
+		CHECK(strstr(out, "\"comm\":\"csf cat=1\""), "comm not unescaped");
 		CHECK(strstr(out, want), "no report of tid %d", s.tid);
 		f = fopen(WARN, "r");
 		REQUIRE(f && fgets(line, sizeof(line), f), "read slice_warn_us");

@@ -64,16 +64,24 @@ static void restore_threshold(void)
 	old_threshold[0] = 0;
 }
 
-/* Undo the kernel's \xHH escapes, in place. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Undo the kernel's \xHH escapes (lower-case hex), in place. */
 static char *unescape(char *s)
 {
 	char *w = s;
 
 	for (const char *r = s; *r; r++) {
-		unsigned int c;
-
-		if (r[0] == '\\' && r[1] == 'x' && sscanf(r + 2, "%2x", &c) == 1) {
-			*w++ = (char)c;
+		if (r[0] == '\\' && r[1] == 'x' && r[2] && r[3] && hex_digit(r[2]) >= 0 &&
+		    hex_digit(r[3]) >= 0) {
+			*w++ = (char)(hex_digit(r[2]) * 16 + hex_digit(r[3]));
 			r += 3;
 		} else {
 			*w++ = *r;
@@ -133,7 +141,7 @@ static void print_json(struct field *f, int n)
 		if (!strcmp(f[i].key, "stack")) {
 			json_begin_array("stack");
 			for (char *fr = strtok(f[i].value, ","); fr; fr = strtok(NULL, ","))
-				if (strcmp(fr, "-"))
+				if (strcmp(fr, "-") != 0)
 					json_str(NULL, unescape(fr));
 			json_end_array();
 		} else if (numeric(f[i].key)) {
@@ -165,7 +173,7 @@ static void print_text(struct field *f, int n)
 	       end ? "slice ended after" : "on the CPU for",
 	       strtoull(get(f, n, "len_ns"), NULL, 10) / 1e6, end ? "" : ", still running",
 	       get(f, n, "waiting"), strtoull(get(f, n, "start_ns"), NULL, 10) / 1e9);
-	if (strcmp(stack, "-") && *stack) {
+	if (strcmp(stack, "-") != 0 && *stack) {
 		printf("    stack (%s):", get(f, n, "stack_via"));
 		for (char *fr = strtok(stack, ","); fr; fr = strtok(NULL, ","))
 			printf(" %s", unescape(fr));
@@ -180,7 +188,8 @@ static void print_line(char *line, bool json)
 	unsigned long long lost;
 	int n;
 
-	if (sscanf(line, "lost %llu", &lost) == 1) {
+	if (!strncmp(line, "lost ", 5)) {
+		lost = strtoull(line + 5, NULL, 10);
 		if (json) {
 			json_begin(NULL);
 			json_u64("lost", lost);
