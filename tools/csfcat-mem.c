@@ -1094,6 +1094,19 @@ static bool kd_running(void)
 	return !read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
 }
 
+/* The regions cover the monitored physical range, no more and no less. */
+static bool covers(const struct region *r, size_t n, const struct mem_report *m)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].start < m->start || r[i].end > m->end)
+			return false;
+		bytes += r[i].end - r[i].start;
+	}
+	return bytes == m->end - m->start;
+}
+
 /* One snapshot of our kdamond's regions, turned into the report. */
 static int kd_read(const struct mem_opts *o, struct mem_report *m)
 {
@@ -1103,10 +1116,12 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 	int tries = 0;
 
 	/*
-	 * The tuner may change the aggregation interval (rescaling the ages) right after the
-	 * update: take the regions again until the interval is the same before and after.
+	 * Take the regions again when the tuner changed the aggregation interval (rescaling the
+	 * ages) around the update, and when the update came back without the whole range: 6.12
+	 * gives up, with no regions, when the scheme was not applied within two of its intervals
+	 * of the request, which a busy machine can delay.
 	 */
-	do {
+	for (;;) {
 		free(r);
 		r = NULL;
 		if ((kd.tuned && kd_intervals(&aggr0, &sample)) ||
@@ -1127,16 +1142,19 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 			}
 			return EXIT_FAILURE;
 		}
-	} while (kd.tuned && aggr != aggr0 && ++tries < 3);
-	if (o->pid && process_gone(o->pid)) {
-		free(r);
-		err("process %d exited", o->pid);
-		return EXIT_FAILURE;
-	}
-	if (!n) {
-		free(r);
-		err("DAMON reported no regions (" TRIED ")");
-		return EXIT_FAILURE;
+		if (o->pid && process_gone(o->pid)) {
+			free(r);
+			err("process %d exited", o->pid);
+			return EXIT_FAILURE;
+		}
+		if ((!kd.tuned || aggr == aggr0) && n && (o->pid || covers(r, n, m)))
+			break;
+		if (++tries >= 10 || stop_sig) {
+			free(r);
+			err("DAMON reported %s regions %d times in a row (" TRIED ")",
+			    n ? "incomplete" : "no", tries);
+			return EXIT_FAILURE;
+		}
 	}
 	m->aggr_us = aggr;
 	m->sample_us = sample;
