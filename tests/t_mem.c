@@ -687,9 +687,9 @@ int main(void)
 			       "workload, 6 to 16 s after each started)\n",
 			       cpu_after_first(ours, n_ours), cpu_after_first(st, n_st));
 		}
-	} else if (n_ours == 3) {
-		printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours (6 to 16 s after it started; this "
-		       "kernel has no DAMON_STAT)\n",
+	} else if (n_ours > 1) {
+		printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours (from its first report to its last; "
+		       "this kernel has no DAMON_STAT)\n",
 		       cpu_after_first(ours, n_ours));
 	}
 
