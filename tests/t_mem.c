@@ -263,16 +263,18 @@ static double age_of_results(const struct rep *r)
 
 /*
  * The split: percentiles below the hot share (less 2) near zero; those above the cold share's
- * start (plus 5) idle for at least cold_frac of what was monitored. Between the two lies memory
- * the kernel and the test's own processes use, which can be either.
+ * start (plus 5) idle for at least half of what was monitored. Between the two lies memory the
+ * kernel and the test's own processes use, which can be either. With DAMON's own clock (below),
+ * the cold share must be at least half as idle as the idlest bytes, and a tenth of the time.
  */
-static void check_split(const struct rep *r, double hot_b, double cold_b, double cold_frac,
+static void check_split(const struct rep *r, double hot_b, double cold_b, bool own_clock,
 			const char *what)
 {
 	double h = 100 * hot_b / r->bytes, c = 100 * cold_b / r->bytes;
 	int ph = (int)floor(h) - 2, pc = (int)ceil(100 - c) + 5;
 	double near = fmax(3 * r->aggr_s, 0.15 * r->monitored_s);
-	double cold = cold_frac * age_of_results(r);
+	double cold = own_clock ? fmax(0.1 * age_of_results(r), 0.5 * r->pct[100]) :
+				  0.5 * age_of_results(r);
 
 	printf("#   %s: %.0f MiB monitored for %.1f s (aggregation %.3f s): hot share %.1f%%, "
 	       "p%d %.3f s (near zero: <= %.3f); cold share %.1f%%, p%d %.3f s (cold: >= %.3f); "
@@ -305,8 +307,11 @@ static void check_bandwidth(double est, double rate, const char *what)
  * every 5 ms for good: the emulated loop touches about 2% of its pages in 5 ms, so a 100 ms
  * interval often sees none of them, and regions that mix them with cold pages (paddr, after
  * other tests scattered memory) have their ages reset. There, the hot set must be seen accessed
- * in some report, the bandwidth is the mean of the reports' (DAMON's estimate is unbiased), and
- * the cold share must be idle for a quarter of the monitored time instead of half.
+ * in some report, and the bandwidth is the mean of the reports' (DAMON's estimate is unbiased).
+ * And DAMON counts time in aggregation intervals: a kdamond that cannot keep its 5 ms pace (it
+ * took up to half of the emulated CPU on a loaded host) counts fewer of them than passed, and
+ * its idle times fall short of the time. There, idle times are judged against DAMON's own
+ * clock, the idlest bytes (p100), and must grow by a tenth of the time that passed.
  */
 static void check_reports(const struct rep *r, int n, double hot_b, double cold_b, double rate,
 			  const char *what)
@@ -317,14 +322,14 @@ static void check_reports(const struct rep *r, int n, double hot_b, double cold_
 	char label[96];
 
 	for (int i = 0; i < n; i++) {
-		check_split(&r[i], hot_b, cold_b, tuned ? 0.5 : 0.25, what);
+		check_split(&r[i], hot_b, cold_b, !tuned, what);
 		accessed += r[i].pct[0] < 0;
 		bw = r[i].stat ? fmax(bw, r[i].bw) : tuned ? r[i].bw : bw + r[i].bw / n;
 	}
 	if (n > 1) {
 		printf("#   %s: p%d grew from %.3f s to %.3f s in %.1f s\n", what, pc, r[0].pct[pc],
 		       r[n - 1].pct[pc], dt);
-		CHECK(r[n - 1].pct[pc] - r[0].pct[pc] >= 0.25 * dt,
+		CHECK(r[n - 1].pct[pc] - r[0].pct[pc] >= (tuned ? 0.25 : 0.1) * dt,
 		      "%s: p%d grew by %.3f s in %.1f s", what, pc, r[n - 1].pct[pc] - r[0].pct[pc],
 		      dt);
 	}

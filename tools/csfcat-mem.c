@@ -63,6 +63,8 @@
 /* DAMON_STAT publishes results 5 s after it starts, then at most every 5 s. */
 #define STAT_FIRST_RESULTS_S 6.0
 #define DEFAULT_DURATION_S 10.0
+/* A kdamond this busy (ms of CPU per s) likely falls behind its sampling interval. */
+#define LAGGING_CPU_MS_PER_S 300.0
 
 #define NR_PCT 101
 
@@ -515,6 +517,11 @@ static void print_text(const struct mem_report *m, const struct mem_opts *o)
 	}
 	if (m->note)
 		printf("note: %s\n", m->note);
+	/* DAMON counts time in intervals: one that cannot keep its pace counts fewer than passed. */
+	if (m->cpu_ms_per_s >= LAGGING_CPU_MS_PER_S)
+		printf("note: the kdamond used %.0f%% of a CPU and may not keep its sampling interval: "
+		       "then idle times fall short of the time that passed\n",
+		       m->cpu_ms_per_s / 10);
 	fflush(stdout);
 }
 
