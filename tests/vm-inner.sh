@@ -77,7 +77,7 @@ without_noise() {
 }
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life exec bad stress cpu format tools example lib slice init-order dkms"
+all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem init-order dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -124,6 +124,7 @@ for t in $tests; do
 	lib) run lib t_lib ;;
 	slice) run slice t_slice ;;
 	tsc) run tsc t_tsc ;;
+	mem) run mem t_mem ;;
 	demo) run demo csf-demo ;;
 	# The benchmarks run long under emulation; make bench gives the guest time for them.
 	bench)

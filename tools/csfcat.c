@@ -5,7 +5,7 @@
  * own, and holds what they share.
  *
  * Exit status: 0 success, 1 an error, 2 a usage error, 3 the module is not loaded, 4 the
- * filesystem is not mounted.
+ * filesystem is not mounted, 5 the kernel lacks what the command needs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,10 +20,7 @@
 const char *csfcat_prog = "csfcat";
 
 static const struct csfcat_cmd *const cmds[] = {
-	&csfcat_cmd_cpu,
-	&csfcat_cmd_thread,
-	&csfcat_cmd_self,
-	&csfcat_cmd_slices,
+	&csfcat_cmd_cpu, &csfcat_cmd_thread, &csfcat_cmd_self, &csfcat_cmd_slices, &csfcat_cmd_mem,
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -46,7 +43,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "Every command that prints numbers takes --json: one JSON object per line.\n"
 		   "Exit status: 0 success, 1 error, 2 usage error, 3 module not loaded,\n"
-		   "4 filesystem not mounted.\n");
+		   "4 filesystem not mounted, 5 the kernel lacks what the command needs.\n");
 }
 
 int csfcat_map_error(const char *what)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum { EXIT_USAGE = 2, EXIT_NOT_LOADED = 3, EXIT_NOT_MOUNTED = 4 };
+enum { EXIT_USAGE = 2, EXIT_NOT_LOADED = 3, EXIT_NOT_MOUNTED = 4, EXIT_UNSUPPORTED = 5 };
 
 extern const char *csfcat_prog;
 
@@ -24,7 +24,7 @@ struct csfcat_cmd {
 };
 
 extern const struct csfcat_cmd csfcat_cmd_cpu, csfcat_cmd_thread, csfcat_cmd_self,
-	csfcat_cmd_slices;
+	csfcat_cmd_slices, csfcat_cmd_mem;
 
 /* Explain a failure to map a page (errno), and return the exit status that goes with it. */
 int csfcat_map_error(const char *what);

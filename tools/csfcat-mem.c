@@ -1,0 +1,1421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * csfcat mem: memory idle-time percentiles and estimated bandwidth, the two metrics of the
+ * kernel's DAMON_STAT, on every kernel with DAMON. The sources, in order:
+ *
+ *   DAMON_STAT enabled      read its parameters (/sys/module/damon_stat/parameters)
+ *   DAMON_STAT disabled     say so; --enable turns it on and waits for its first results
+ *   DAMON sysfs             run our own kdamond with DAMON_STAT's settings, remove it on exit
+ *   no DAMON                an error naming the missing kernel option
+ *
+ * --pid always runs our own kdamond, on the process's virtual address space (vaddr).
+ *
+ * The metrics are DAMON_STAT's (mm/damon/stat.c): a region's idle time is (age + 1)
+ * aggregation intervals if it was not accessed in the last interval, and -(age + 1) if it was;
+ * the percentiles walk the regions sorted by idle time, weighted by size; the bandwidth is
+ * sum(size * nr_accesses) per aggregation interval. Our kdamond reads its regions through a
+ * "stat" scheme that matches every region, whose tried regions the kernel fills on request.
+ *
+ * Everything here is root-only: DAMON_STAT's parameters are mode 0400 and DAMON's sysfs files
+ * 0600.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csfcat.h"
+
+#define STAT_PARAMS "/sys/module/damon_stat/parameters"
+#define DAMON_ADMIN "/sys/kernel/mm/damon/admin"
+#define KDAMONDS DAMON_ADMIN "/kdamonds"
+#define KD0 KDAMONDS "/0"
+#define CTX0 KD0 "/contexts/0"
+#define INTERVALS CTX0 "/monitoring_attrs/intervals"
+#define SCHEME0 CTX0 "/schemes/0"
+#define TRIED SCHEME0 "/tried_regions"
+
+/* DAMON_STAT's settings (mm/damon/stat.c, damon_stat_build_ctx()), which our kdamond copies. */
+#define STAT_SAMPLE_US 5000
+#define STAT_AGGR_US 100000
+#define STAT_UPDATE_US 60000000
+#define STAT_MIN_REGIONS 10
+#define STAT_MAX_REGIONS 1000
+#define STAT_GOAL_ACCESS_BP 400
+#define STAT_GOAL_AGGRS 3
+#define STAT_GOAL_MIN_SAMPLE_US 5000
+#define STAT_GOAL_MAX_SAMPLE_US 10000000
+/* vaddr re-reads the process's mappings this often: DAMON's default, not DAMON_STAT's 60 s. */
+#define VADDR_UPDATE_US 1000000
+/* DAMON_STAT publishes results 5 s after it starts, then at most every 5 s. */
+#define STAT_FIRST_RESULTS_S 6.0
+#define DEFAULT_DURATION_S 10.0
+/* A kdamond this busy (ms of CPU per s) likely falls behind its sampling interval. */
+#define LAGGING_CPU_MS_PER_S 300.0
+
+#define NR_PCT 101
+
+static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
+
+#define NR_COMPACT (sizeof(compact_pcts) / sizeof(compact_pcts[0]))
+
+struct mem_opts {
+	bool all, json, enable;
+	double watch_s, duration_s; /* 0: not given */
+	long count; /* reports before exiting; 0: no limit */
+	const char *prom;
+	pid_t pid;
+};
+
+/* One report: what was monitored, how, and the two metrics. */
+struct mem_report {
+	const char *source; /* "damon_stat" or "sysfs" */
+	const char *ops; /* "paddr" or "vaddr" */
+	pid_t kdamond; /* -1: unknown */
+	pid_t target; /* --pid, else 0 */
+	uint64_t start, end; /* lowest and highest monitored address */
+	uint64_t bytes; /* monitored bytes */
+	unsigned int nr_ranges; /* contiguous ranges (vaddr) */
+	unsigned int nr_regions; /* DAMON regions, 0: not known (DAMON_STAT does not say) */
+	const char *range_note;
+	double monitored_s;
+	uint64_t aggr_us, sample_us; /* sample_us 0: not known */
+	bool tuned;
+	uint64_t bandwidth; /* bytes per second */
+	int64_t idle_ms[NR_PCT];
+	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
+	double cpu_window_s; /* over this long */
+	bool cpu_since_start; /* the window is the kdamond's whole life */
+	const char *note;
+};
+
+static const char *cmd_name = "mem";
+static volatile sig_atomic_t stop_sig;
+static sigset_t sleep_mask; /* the mask to sleep with: the stopping signals unblocked */
+
+/* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
+#define err(fmt, ...) fprintf(stderr, "%s: %s: " fmt "\n", csfcat_prog, cmd_name, ##__VA_ARGS__)
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Sleep with the stopping signals unblocked, and only then: they stay blocked everywhere else,
+ * so that one arriving during a sysfs write waits for it, and none is lost between a check of
+ * stop_sig and the sleep. Returns false when a signal asks us to stop.
+ */
+static bool sleep_s(double s)
+{
+	double end = mono_s() + s, left;
+
+	while (!stop_sig && (left = end - mono_s()) > 0) {
+		struct timespec ts = { .tv_sec = (time_t)left,
+				       .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
+
+		ppoll(NULL, 0, &ts, &sleep_mask);
+	}
+	return !stop_sig;
+}
+
+static void on_signal(int sig)
+{
+	if (!stop_sig)
+		stop_sig = sig;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+#define NR_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block;
+
+	sigemptyset(&block);
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++) {
+		sigaction(stop_signals[i], &sa, NULL);
+		sigaddset(&block, stop_signals[i]);
+	}
+	/* A closed pipe must end the run through the cleanup, not kill it: EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &block, &sleep_mask);
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		sigdelset(&sleep_mask, stop_signals[i]);
+}
+
+/* Die of the signal that stopped us, once everything is cleaned up, as an unhandled one would. */
+static void reraise(void)
+{
+	sigset_t set;
+
+	if (!stop_sig)
+		return;
+	fflush(stdout);
+	signal(stop_sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, stop_sig);
+	raise(stop_sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* ---- sysfs and procfs files ---- */
+
+/* Read a small file, without its trailing newline. Returns 0, or -1 with errno set. */
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	buf[n] = 0;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	return 0;
+}
+
+static int read_u64(const char *path, uint64_t *v)
+{
+	char buf[64], *end;
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	if (errno || end == buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+static int read_i64(const char *path, int64_t *v)
+{
+	char buf[64], *end;
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*v = strtoll(buf, &end, 0);
+	if (errno || end == buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* Explain a failed read or write of a DAMON file; EACCES is the common one. */
+static int file_error(const char *what, const char *path)
+{
+	int e = errno;
+
+	if (e == EACCES || e == EPERM)
+		err("%s %s: %s (DAMON's files are root's only: run csfcat mem as root)", what, path,
+		    strerror(e));
+	else
+		err("%s %s: %s", what, path, strerror(e));
+	return EXIT_FAILURE;
+}
+
+/* Write a value to one of our kdamond's files; print what failed. */
+static int kd_write(const char *path, const char *val)
+{
+	if (write_file(path, val)) {
+		file_error("writing", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int kd_write_u64(const char *path, uint64_t v)
+{
+	char val[24];
+
+	snprintf(val, sizeof(val), "%" PRIu64, v);
+	return kd_write(path, val);
+}
+
+/* Field N (1-based, as proc(5) counts them; N >= 4) of /proc/PID/stat, after the name. */
+static int proc_stat_field(pid_t pid, int field, uint64_t *v)
+{
+	char path[64], buf[1024], *p, *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		goto bad;
+	p += 3; /* the state, field 3 */
+	for (int i = 4; i <= field; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			goto bad;
+		p++;
+		if (i == field) {
+			errno = 0;
+			*v = strtoull(p, &end, 10);
+			if (errno || end == p)
+				goto bad;
+			return 0;
+		}
+	}
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+/* The kdamond's CPU time in ns: schedstat's first field, else utime + stime in ticks. */
+static int thread_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	char path[64];
+	uint64_t ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (!read_u64(path, ns))
+		return 0;
+	if (proc_stat_field(pid, 14, &ut) || proc_stat_field(pid, 15, &st))
+		return -1;
+	*ns = (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
+/* How long a thread has lived, from its start time (proc(5) field 22) and the uptime. */
+static int thread_age_s(pid_t pid, double *age)
+{
+	char buf[128], *end;
+	uint64_t start;
+	double up;
+
+	if (proc_stat_field(pid, 22, &start) || read_file("/proc/uptime", buf, sizeof(buf)))
+		return -1;
+	up = strtod(buf, &end);
+	if (end == buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	*age = up - (double)start / (double)sysconf(_SC_CLK_TCK);
+	return 0;
+}
+
+/*
+ * The System RAM ranges of /proc/iomem (top level, as walk_system_ram_res() sees them): the
+ * first start, the last end (exclusive), and the biggest range. Root only: others read zeros.
+ */
+struct ram {
+	uint64_t first, last, big_start, big_end;
+};
+
+static int system_ram(struct ram *r)
+{
+	FILE *f = fopen("/proc/iomem", "re");
+	char line[256];
+	bool any = false;
+
+	if (!f)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+		uint64_t s, e;
+
+		/* Top-level lines only: "START-END : System RAM", in hex. */
+		if (!isxdigit((unsigned char)line[0]))
+			continue;
+		s = strtoull(line, &p, 16);
+		if (*p != '-')
+			continue;
+		e = strtoull(p + 1, &p, 16);
+		if (strncmp(p, " : System RAM", 13) != 0 || (p[13] != '\n' && p[13]))
+			continue;
+		if (!any)
+			r->first = s;
+		r->last = e + 1;
+		if (e + 1 - s > r->big_end - r->big_start) {
+			r->big_start = s;
+			r->big_end = e + 1;
+		}
+		any = true;
+	}
+	fclose(f);
+	if (!any || !r->last) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}
+
+/* The running kernel is at least MAJOR.MINOR (distributions backport: use for behaviour only). */
+static bool kernel_at_least(long major, long minor)
+{
+	struct utsname u;
+	char *p;
+	long ma, mi;
+
+	if (uname(&u))
+		return true;
+	ma = strtol(u.release, &p, 10);
+	if (*p != '.')
+		return true;
+	mi = strtol(p + 1, NULL, 10);
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* ---- the metrics, as DAMON_STAT computes them ---- */
+
+struct region {
+	uint64_t start, end;
+	uint64_t nr_accesses, age;
+};
+
+/* In aggregation intervals: hot (accessed in the last one) regions negative. */
+static int64_t idle_intervals(const struct region *r)
+{
+	return r->nr_accesses ? -(int64_t)(r->age + 1) : (int64_t)(r->age + 1);
+}
+
+static int cmp_idle(const void *a, const void *b)
+{
+	int64_t x = idle_intervals(a), y = idle_intervals(b);
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * damon_stat_set_idletime_percentiles() and damon_stat_set_estimated_memory_bandwidth():
+ * percentile p is the idle time of the region at which the bytes walked, in idle-time order,
+ * reach p% of all (integer division, as the kernel does it). 128-bit sums cannot overflow.
+ */
+static void compute_metrics(struct region *r, size_t n, uint64_t aggr_us, struct mem_report *m)
+{
+	unsigned __int128 total = 0, accessed = 0, walked = 0;
+	int next = 0;
+
+	qsort(r, n, sizeof(*r), cmp_idle);
+	for (size_t i = 0; i < n; i++) {
+		total += r[i].end - r[i].start;
+		accessed += (unsigned __int128)(r[i].end - r[i].start) * r[i].nr_accesses;
+	}
+	m->bandwidth = aggr_us ? (uint64_t)(accessed * 1000000u / aggr_us) : 0;
+	for (size_t i = 0; i < n && total; i++) {
+		walked += r[i].end - r[i].start;
+		while (next < NR_PCT && (unsigned __int128)next <= walked * 100 / total)
+			m->idle_ms[next++] = idle_intervals(&r[i]) * (int64_t)aggr_us / 1000;
+	}
+}
+
+/* ---- output ---- */
+
+static const char *mib(uint64_t bytes, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1f MiB", (double)bytes / 1048576.0);
+	return buf;
+}
+
+static void print_pct_row(const struct mem_report *m, const int *pcts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%s p%d %.3f", i ? " " : "", pcts[i], (double)m->idle_ms[pcts[i]] / 1000.0);
+	putchar('\n');
+}
+
+static void print_text(const struct mem_report *m, const struct mem_opts *o)
+{
+	char b1[32];
+
+	if (!strcmp(m->source, "damon_stat"))
+		printf("source: DAMON_STAT, the kernel's own monitor (kdamond pid %d)\n",
+		       m->kdamond);
+	else
+		printf("source: our own kdamond through DAMON sysfs (kdamond pid %d, removed on "
+		       "exit)\n",
+		       m->kdamond);
+	if (m->target)
+		printf("monitored: process %d, virtual 0x%" PRIx64 "-0x%" PRIx64
+		       ", %s in %u ranges, for %.1f s\n",
+		       m->target, m->start, m->end, mib(m->bytes, b1, sizeof(b1)), m->nr_ranges,
+		       m->monitored_s);
+	else
+		printf("monitored: physical memory 0x%" PRIx64 "-0x%" PRIx64
+		       ", %s (%s), for %.1f s\n",
+		       m->start, m->end, mib(m->bytes, b1, sizeof(b1)), m->range_note,
+		       m->monitored_s);
+	printf("aggregation interval: %.3f s", (double)m->aggr_us / 1e6);
+	if (m->sample_us)
+		printf(" (sampling %.1f ms, %s)\n", (double)m->sample_us / 1e3,
+		       m->tuned ? "auto-tuned" : "fixed: this kernel does not auto-tune them");
+	else
+		printf(" (auto-tuned)\n");
+	if (m->nr_regions)
+		printf("regions: %u\n", m->nr_regions);
+	printf("estimated bandwidth: %.1f MiB/s\n", (double)m->bandwidth / 1048576.0);
+	if (m->cpu_ms_per_s >= 0)
+		printf("kdamond CPU time: %.2f ms per s, %s %.1f s\n", m->cpu_ms_per_s,
+		       m->cpu_since_start ? "since it started" : "over the last", m->cpu_window_s);
+	printf("idle time (s; negative: accessed in the last interval, for that long):\n");
+	if (o->all) {
+		for (int p = 0; p < NR_PCT; p += 10) {
+			int row[10], n = 0;
+
+			for (int q = p; q < p + 10 && q < NR_PCT; q++)
+				row[n++] = q;
+			print_pct_row(m, row, (size_t)n);
+		}
+	} else {
+		print_pct_row(m, compact_pcts, NR_COMPACT);
+	}
+	if (m->note)
+		printf("note: %s\n", m->note);
+	/* DAMON counts time in intervals: one that cannot keep its pace counts fewer than passed. */
+	if (m->cpu_ms_per_s >= LAGGING_CPU_MS_PER_S)
+		printf("note: the kdamond used %.0f%% of a CPU and may not keep its sampling interval: "
+		       "then idle times fall short of the time that passed\n",
+		       m->cpu_ms_per_s / 10);
+	fflush(stdout);
+}
+
+static void print_json(const struct mem_report *m, const struct mem_opts *o)
+{
+	char key[8];
+
+	json_begin(NULL);
+	json_str("source", m->source);
+	json_str("ops", m->ops);
+	json_i64("kdamond_pid", m->kdamond);
+	if (m->target)
+		json_i64("pid", m->target);
+	json_u64("start", m->start);
+	json_u64("end", m->end);
+	json_u64("monitored_bytes", m->bytes);
+	json_u64("monitored_ms", (uint64_t)(m->monitored_s * 1000));
+	json_u64("aggr_interval_us", m->aggr_us);
+	if (m->sample_us)
+		json_u64("sample_interval_us", m->sample_us);
+	json_bool("auto_tuned", m->tuned);
+	if (m->nr_regions)
+		json_u64("nr_regions", m->nr_regions);
+	json_u64("bandwidth_bytes_per_s", m->bandwidth);
+	if (m->cpu_ms_per_s >= 0) {
+		json_double("kdamond_cpu_ms_per_s", m->cpu_ms_per_s, 3);
+		json_double("kdamond_cpu_window_s", m->cpu_window_s, 1);
+	}
+	json_begin("idle_ms");
+	for (int p = 0; p < NR_PCT; p++) {
+		bool want = o->all;
+
+		for (size_t i = 0; i < NR_COMPACT && !want; i++)
+			want = compact_pcts[i] == p;
+		if (!want)
+			continue;
+		snprintf(key, sizeof(key), "p%d", p);
+		json_i64(key, m->idle_ms[p]);
+	}
+	json_end();
+	json_end();
+	json_flush();
+}
+
+/*
+ * node_exporter's textfile collector reads FILE while we may be writing it: write a hidden
+ * temporary file in the same directory (the collector reads only *.prom files), make it
+ * readable by the exporter's user, and rename it over FILE, which is atomic.
+ */
+static int write_prometheus(const char *path, const struct mem_report *m)
+{
+	char tmp[PATH_MAX], labels[96];
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0, fd;
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
+	    (int)sizeof(tmp)) {
+		err("--prometheus %s: name too long", path);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+		err("--prometheus: %s: %s", tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return -1;
+	}
+	if (m->target)
+		snprintf(labels, sizeof(labels), "source=\"%s\",pid=\"%d\"", m->source, m->target);
+	else
+		snprintf(labels, sizeof(labels), "source=\"%s\"", m->source);
+	fprintf(f, "# HELP csfcat_memory_idle_seconds Per-byte memory idle time percentiles from "
+		   "DAMON; negative: accessed in the last aggregation interval, for that long.\n"
+		   "# TYPE csfcat_memory_idle_seconds gauge\n");
+	for (int p = 0; p < NR_PCT; p++)
+		fprintf(f, "csfcat_memory_idle_seconds{%s,percentile=\"%d\"} %.3f\n", labels, p,
+			(double)m->idle_ms[p] / 1000.0);
+	fprintf(f,
+		"# HELP csfcat_memory_bandwidth_bytes_per_second Estimated memory bandwidth from "
+		"DAMON.\n"
+		"# TYPE csfcat_memory_bandwidth_bytes_per_second gauge\n"
+		"csfcat_memory_bandwidth_bytes_per_second{%s} %" PRIu64 "\n"
+		"# HELP csfcat_memory_aggregation_interval_seconds DAMON's aggregation interval.\n"
+		"# TYPE csfcat_memory_aggregation_interval_seconds gauge\n"
+		"csfcat_memory_aggregation_interval_seconds{%s} %.6f\n"
+		"# HELP csfcat_memory_monitored_bytes Bytes of memory DAMON monitors.\n"
+		"# TYPE csfcat_memory_monitored_bytes gauge\n"
+		"csfcat_memory_monitored_bytes{%s} %" PRIu64 "\n"
+		"# HELP csfcat_memory_monitored_seconds How long DAMON has monitored them.\n"
+		"# TYPE csfcat_memory_monitored_seconds gauge\n"
+		"csfcat_memory_monitored_seconds{%s} %.1f\n",
+		labels, m->bandwidth, labels, (double)m->aggr_us / 1e6, labels, m->bytes, labels,
+		m->monitored_s);
+	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+		err("--prometheus: writing %s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		err("--prometheus: %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Print and write one report; false when writing failed (a closed pipe, a full disk). */
+static bool report(const struct mem_report *m, const struct mem_opts *o)
+{
+	if (o->json)
+		print_json(m, o);
+	else
+		print_text(m, o);
+	if (ferror(stdout)) {
+		err("writing the report: %s", strerror(errno));
+		return false;
+	}
+	return !o->prom || !write_prometheus(o->prom, m);
+}
+
+/* Fill in the kdamond's CPU time since the previous report (or its start). */
+static void cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first)
+{
+	uint64_t ns;
+	double now = mono_s();
+
+	m->cpu_ms_per_s = -1;
+	if (m->kdamond <= 0 || thread_cpu_ns(m->kdamond, &ns) || now <= *prev_s || ns < *prev_ns)
+		return;
+	m->cpu_window_s = now - *prev_s;
+	m->cpu_ms_per_s = (double)(ns - *prev_ns) / 1e6 / m->cpu_window_s;
+	m->cpu_since_start = *first;
+	*first = false;
+	*prev_ns = ns;
+	*prev_s = now;
+}
+
+/* ---- what the kernel offers ---- */
+
+/* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
+static char kconfig(const char *name)
+{
+	char path[128], line[256];
+	struct utsname u;
+	size_t len = strlen(name);
+	char v = '?';
+	FILE *f;
+
+	if (uname(&u))
+		return v;
+	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	f = fopen(path, "re");
+	if (!f)
+		return v;
+	v = 'n';
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, len) && line[len] == '=') {
+			v = line[len + 1];
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
+
+/* No DAMON_STAT and no DAMON sysfs: say which option the kernel lacks. */
+static int no_damon(void)
+{
+	struct utsname u;
+	const char *what;
+
+	if (uname(&u))
+		strcpy(u.release, "?");
+	/* Without a config file, DAMON's other built-in modules show that DAMON is there. */
+	if (kconfig("CONFIG_DAMON") == 'n' ||
+	    (!exists("/sys/module/damon_reclaim") && !exists("/sys/module/damon_lru_sort")))
+		what = "has no DAMON (CONFIG_DAMON is not set)";
+	else
+		what = "has DAMON but neither its sysfs interface nor DAMON_STAT (CONFIG_DAMON_SYSFS "
+		       "and CONFIG_DAMON_STAT are not set)";
+	err("this kernel (%s) %s, so it cannot monitor memory accesses.\n"
+	    "csfcat mem needs CONFIG_DAMON_STAT=y (Linux 6.17 and later), or CONFIG_DAMON_SYSFS=y "
+	    "with\nCONFIG_DAMON_PADDR=y (CONFIG_DAMON_VADDR=y for --pid), as in Debian's 6.12 "
+	    "and later.",
+	    u.release, what);
+	return EXIT_NO_DAMON;
+}
+
+/* DAMON_STAT's state: -1 not built in, 0 disabled, 1 enabled; -2 on an error (printed). */
+static int damon_stat_state(void)
+{
+	char buf[8];
+
+	if (!exists(STAT_PARAMS "/enabled"))
+		return -1;
+	if (read_file(STAT_PARAMS "/enabled", buf, sizeof(buf))) {
+		file_error("reading", STAT_PARAMS "/enabled");
+		return -2;
+	}
+	return buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1';
+}
+
+/*
+ * Who runs a kdamond now, in words, or "" when nobody does. The special-purpose modules run
+ * exclusively, so no other kdamond starts while one is on; kdamonds made through sysfs by
+ * another program (damo, say) are theirs: we would have to rewrite nr_kdamonds, which destroys
+ * every kdamond directory, to add ours.
+ */
+static void kdamond_owner(char *buf, size_t len, bool sysfs)
+{
+	static const char *const modules[][2] = { { "damon_stat", "DAMON_STAT" },
+						  { "damon_reclaim", "DAMON_RECLAIM" },
+						  { "damon_lru_sort", "DAMON_LRU_SORT" } };
+	char path[128], v[8];
+	uint64_t nr;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+		int64_t pid = -1;
+
+		snprintf(path, sizeof(path), "/sys/module/%s/parameters/enabled", modules[i][0]);
+		if (read_file(path, v, sizeof(v)) || (v[0] != 'Y' && v[0] != 'y'))
+			continue;
+		snprintf(path, sizeof(path), "/sys/module/%s/parameters/kdamond_pid",
+			 modules[i][0]);
+		read_i64(path, &pid);
+		snprintf(buf, len,
+			 "%s (kernel module %s, kdamond pid %" PRId64
+			 ") runs, and no other kdamond "
+			 "can start while it does; it is turned off with\n"
+			 "  echo N > /sys/module/%s/parameters/enabled",
+			 modules[i][1], modules[i][0], pid, modules[i][0]);
+		return;
+	}
+	if (!sysfs || read_u64(KDAMONDS "/nr_kdamonds", &nr) || !nr)
+		return;
+	for (uint64_t k = 0; k < nr; k++) {
+		char state[16] = "?";
+		int64_t pid = -1;
+
+		snprintf(path, sizeof(path), KDAMONDS "/%" PRIu64 "/state", k);
+		read_file(path, state, sizeof(state));
+		snprintf(path, sizeof(path), KDAMONDS "/%" PRIu64 "/pid", k);
+		read_i64(path, &pid);
+		if (!strcmp(state, "on")) {
+			snprintf(buf, len,
+				 "another program (damo, or a csfcat killed with SIGKILL) runs a "
+				 "kdamond through DAMON sysfs: " KDAMONDS "/%" PRIu64
+				 " (kdamond pid %" PRId64 ")",
+				 k, pid);
+			return;
+		}
+	}
+	snprintf(buf, len,
+		 "another program set up %" PRIu64 " kdamond%s through DAMON sysfs (" KDAMONDS
+		 ", not running); csfcat will not destroy them to add its own",
+		 nr, nr == 1 ? "" : "s");
+}
+
+/* ---- DAMON_STAT ---- */
+
+static int stat_read(struct mem_report *m)
+{
+	char buf[4096], *p = buf;
+	int64_t pid;
+	struct ram ram;
+
+	memset(m, 0, sizeof(*m));
+	m->source = "damon_stat";
+	m->ops = "paddr";
+	m->tuned = true;
+	if (read_i64(STAT_PARAMS "/kdamond_pid", &pid))
+		pid = -1;
+	m->kdamond = (pid_t)pid;
+	if (read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->bandwidth))
+		return file_error("reading", STAT_PARAMS "/estimated_memory_bandwidth");
+	if (read_u64(STAT_PARAMS "/aggr_interval_us", &m->aggr_us))
+		return file_error("reading", STAT_PARAMS "/aggr_interval_us");
+	if (read_file(STAT_PARAMS "/memory_idle_ms_percentiles", buf, sizeof(buf)))
+		return file_error("reading", STAT_PARAMS "/memory_idle_ms_percentiles");
+	for (int i = 0; i < NR_PCT; i++) {
+		char *end;
+
+		m->idle_ms[i] = strtoll(p, &end, 10);
+		if (end == p || (i < NR_PCT - 1 && *end != ',')) {
+			err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s",
+			    STAT_PARAMS, NR_PCT, buf);
+			return EXIT_FAILURE;
+		}
+		p = end + 1;
+	}
+	if (m->kdamond <= 0 || thread_age_s(m->kdamond, &m->monitored_s))
+		m->monitored_s = 0;
+	if (system_ram(&ram))
+		return file_error("reading", "/proc/iomem");
+	/*
+	 * DAMON_STAT covers the first to the last System RAM range, holes included, since
+	 * damon_set_region_system_rams_default() (in Debian's 7.2 and 7.3), and the biggest
+	 * range before.
+	 */
+	if (kernel_at_least(7, 2)) {
+		m->start = ram.first;
+		m->end = ram.last;
+		m->range_note = "first to last System RAM, as DAMON_STAT covers it";
+	} else {
+		m->start = ram.big_start;
+		m->end = ram.big_end;
+		m->range_note = "the biggest System RAM range, as DAMON_STAT covers it";
+	}
+	m->bytes = m->end - m->start;
+	m->note = "DAMON_STAT refreshes its results every 5 s";
+	return 0;
+}
+
+/* Turn DAMON_STAT on (--enable). */
+static int stat_enable(void)
+{
+	if (write_file(STAT_PARAMS "/enabled", "Y"))
+		return file_error("writing", STAT_PARAMS "/enabled");
+	fprintf(stderr, "%s: %s: DAMON_STAT enabled\n", csfcat_prog, cmd_name);
+	return 0;
+}
+
+static int run_damon_stat(const struct mem_opts *o)
+{
+	struct mem_report m;
+	uint64_t prev_ns = 0;
+	double prev_s = 0;
+	bool first_cpu = true, waited = false;
+	long n = 0;
+	int rc;
+
+	for (;;) {
+		rc = stat_read(&m);
+		if (rc)
+			return rc;
+		/* Right after it starts, its parameters still hold zeros or an older run's results. */
+		if (m.monitored_s < STAT_FIRST_RESULTS_S) {
+			if (!waited)
+				fprintf(stderr,
+					"%s: %s: DAMON_STAT started %.1f s ago: waiting for its first "
+					"results\n",
+					csfcat_prog, cmd_name, m.monitored_s);
+			waited = true;
+			if (!sleep_s(STAT_FIRST_RESULTS_S - m.monitored_s + 0.1))
+				return 0;
+			continue;
+		}
+		if (first_cpu) {
+			prev_s = mono_s() - m.monitored_s;
+			prev_ns = 0;
+		}
+		cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
+		if (!report(&m, o))
+			return EXIT_FAILURE;
+		if (!o->watch_s || (o->count && ++n >= o->count))
+			return 0;
+		if (!sleep_s(o->watch_s))
+			return 0;
+	}
+}
+
+/* ---- our own kdamond, through DAMON sysfs ---- */
+
+static struct {
+	bool created; /* we wrote nr_kdamonds: teardown must remove it */
+	bool tuned; /* the kernel auto-tunes intervals (intervals_goal, 6.15 and later) */
+	pid_t pid;
+	double t_on;
+} kd;
+
+/* Write a command to our kdamond's state file; the file answers EBUSY while another runs. */
+static int kd_state(const char *cmd)
+{
+	for (int i = 0;; i++) {
+		if (!write_file(KD0 "/state", cmd))
+			return 0;
+		if (errno != EBUSY || i >= 3000)
+			return -1;
+		usleep(10000);
+	}
+}
+
+/* Stop and remove what we created. Safe to call when we created nothing. */
+static int kd_teardown(void)
+{
+	char state[16] = "";
+	uint64_t nr = 1;
+
+	if (!kd.created)
+		return 0;
+	if (!read_file(KD0 "/state", state, sizeof(state)) && strcmp(state, "off") != 0 &&
+	    kd_state("off"))
+		err("stopping our kdamond (" KD0 "/state): %s", strerror(errno));
+	for (int i = 0; i < 3000; i++) {
+		if (!write_file(KDAMONDS "/nr_kdamonds", "0") || (errno != EBUSY && errno != EINTR))
+			break;
+		usleep(10000);
+	}
+	if (read_u64(KDAMONDS "/nr_kdamonds", &nr) || nr) {
+		err("could not remove our kdamond: run\n  echo off > " KD0
+		    "/state; echo 0 > " KDAMONDS "/nr_kdamonds");
+		return -1;
+	}
+	kd.created = false;
+	return 0;
+}
+
+/* Our kdamond with DAMON_STAT's settings, on paddr's biggest System RAM range or on --pid. */
+static int kd_setup(const struct mem_opts *o, struct mem_report *base)
+{
+	char ops[128];
+	const char *want = o->pid ? "vaddr" : "paddr";
+	struct ram ram;
+	int64_t pid;
+
+	if (kd_write(KD0 "/contexts/nr_contexts", "1"))
+		return EXIT_FAILURE;
+	if (read_file(CTX0 "/avail_operations", ops, sizeof(ops)))
+		return file_error("reading", CTX0 "/avail_operations");
+	if (!strstr(ops, want)) {
+		err("this kernel's DAMON has no %s operations: CONFIG_DAMON_%s is not set", want,
+		    o->pid ? "VADDR" : "PADDR");
+		return EXIT_NO_DAMON;
+	}
+	if (kd_write(CTX0 "/operations", want))
+		return EXIT_FAILURE;
+	kd.tuned = exists(INTERVALS "/intervals_goal");
+	if (kd_write_u64(INTERVALS "/sample_us", STAT_SAMPLE_US) ||
+	    kd_write_u64(INTERVALS "/aggr_us", STAT_AGGR_US) ||
+	    kd_write_u64(INTERVALS "/update_us", o->pid ? VADDR_UPDATE_US : STAT_UPDATE_US) ||
+	    kd_write_u64(CTX0 "/monitoring_attrs/nr_regions/min", STAT_MIN_REGIONS) ||
+	    kd_write_u64(CTX0 "/monitoring_attrs/nr_regions/max", STAT_MAX_REGIONS))
+		return EXIT_FAILURE;
+	if (kd.tuned &&
+	    (kd_write_u64(INTERVALS "/intervals_goal/access_bp", STAT_GOAL_ACCESS_BP) ||
+	     kd_write_u64(INTERVALS "/intervals_goal/aggrs", STAT_GOAL_AGGRS) ||
+	     kd_write_u64(INTERVALS "/intervals_goal/min_sample_us", STAT_GOAL_MIN_SAMPLE_US) ||
+	     kd_write_u64(INTERVALS "/intervals_goal/max_sample_us", STAT_GOAL_MAX_SAMPLE_US)))
+		return EXIT_FAILURE;
+	if (kd_write(CTX0 "/targets/nr_targets", "1"))
+		return EXIT_FAILURE;
+	if (o->pid) {
+		if (kd_write_u64(CTX0 "/targets/0/pid_target", o->pid))
+			return EXIT_FAILURE;
+	} else {
+		/* paddr has no default range through sysfs: DAMON_STAT's is the biggest one. */
+		if (system_ram(&ram))
+			return file_error("reading", "/proc/iomem");
+		if (kd_write(CTX0 "/targets/0/regions/nr_regions", "1") ||
+		    kd_write_u64(CTX0 "/targets/0/regions/0/start", ram.big_start) ||
+		    kd_write_u64(CTX0 "/targets/0/regions/0/end", ram.big_end))
+			return EXIT_FAILURE;
+		base->start = ram.big_start;
+		base->end = ram.big_end;
+		base->bytes = ram.big_end - ram.big_start;
+		base->range_note = "the biggest System RAM range";
+	}
+	/* A "stat" scheme does nothing but count; its pattern ranges default to 0..0. */
+	if (kd_write(CTX0 "/schemes/nr_schemes", "1") || kd_write(SCHEME0 "/action", "stat") ||
+	    kd_write_u64(SCHEME0 "/access_pattern/sz/max", ULONG_MAX) ||
+	    kd_write_u64(SCHEME0 "/access_pattern/nr_accesses/max", UINT_MAX) ||
+	    kd_write_u64(SCHEME0 "/access_pattern/age/max", UINT_MAX))
+		return EXIT_FAILURE;
+	if (kd_state("on")) {
+		char owner[512];
+		int e = errno;
+
+		/* Ours is the only kdamond directory now: only a module can be in the way. */
+		kdamond_owner(owner, sizeof(owner), false);
+		if (*owner)
+			err("cannot start a kdamond: %s", owner);
+		else if (o->pid && (e == EINVAL || e == ESRCH))
+			err("cannot monitor process %d: %s", o->pid, strerror(e));
+		else
+			err("starting our kdamond (" KD0 "/state): %s", strerror(e));
+		return EXIT_FAILURE;
+	}
+	kd.t_on = mono_s();
+	if (read_i64(KD0 "/pid", &pid))
+		pid = -1;
+	kd.pid = (pid_t)pid;
+	return 0;
+}
+
+static int kd_intervals(uint64_t *aggr, uint64_t *sample)
+{
+	/* The files hold what we wrote until asked for the tuned values. */
+	if (kd.tuned && kd_state("update_tuned_intervals"))
+		return -1;
+	if (read_u64(INTERVALS "/aggr_us", aggr) || read_u64(INTERVALS "/sample_us", sample))
+		return -1;
+	return 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* The tried regions the last update filled in. */
+static int kd_regions(struct region **out, size_t *n)
+{
+	DIR *d = opendir(TRIED);
+	struct dirent *de;
+	struct region *r = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[384];
+
+		if (!all_digits(de->d_name))
+			continue;
+		if (*n == cap) {
+			struct region *g = realloc(r, (cap = cap ? 2 * cap : 256) * sizeof(*r));
+
+			if (!g) {
+				closedir(d);
+				free(r);
+				return -1;
+			}
+			r = g;
+		}
+		struct region *x = &r[*n];
+		const char *fields[] = { "start", "end", "nr_accesses", "age" };
+		uint64_t *v[] = { &x->start, &x->end, &x->nr_accesses, &x->age };
+
+		for (size_t i = 0; i < 4; i++) {
+			snprintf(path, sizeof(path), TRIED "/%s/%s", de->d_name, fields[i]);
+			if (read_u64(path, v[i])) {
+				int e = errno;
+
+				closedir(d);
+				free(r);
+				errno = e;
+				return -1;
+			}
+		}
+		if (x->end > x->start)
+			(*n)++;
+	}
+	closedir(d);
+	*out = r;
+	return 0;
+}
+
+/* The --pid process is gone: no /proc entry, or a zombie, whose memory DAMON cannot see. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)))
+		return true;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+static bool kd_running(void)
+{
+	char state[16];
+
+	return !read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
+}
+
+/* The regions cover the monitored physical range, no more and no less. */
+static bool covers(const struct region *r, size_t n, const struct mem_report *m)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].start < m->start || r[i].end > m->end)
+			return false;
+		bytes += r[i].end - r[i].start;
+	}
+	return bytes == m->end - m->start;
+}
+
+/* One snapshot of our kdamond's regions, turned into the report. */
+static int kd_read(const struct mem_opts *o, struct mem_report *m)
+{
+	uint64_t aggr0 = 0, aggr, sample;
+	struct region *r = NULL;
+	size_t n = 0;
+	int tries = 0;
+
+	/*
+	 * Take the regions again when the tuner changed the aggregation interval (rescaling the
+	 * ages) around the update, and when the update came back without the whole range: 6.12
+	 * gives up, with no regions, when the scheme was not applied within two of its intervals
+	 * of the request, which a busy machine can delay.
+	 */
+	for (;;) {
+		free(r);
+		r = NULL;
+		if ((kd.tuned && kd_intervals(&aggr0, &sample)) ||
+		    kd_state("update_schemes_tried_regions") || kd_intervals(&aggr, &sample) ||
+		    kd_regions(&r, &n)) {
+			int e = errno;
+
+			free(r);
+			if (o->pid && process_gone(o->pid)) {
+				err("process %d exited", o->pid);
+			} else if (!kd_running()) {
+				if (o->pid)
+					err("our kdamond stopped: process %d exited", o->pid);
+				else
+					err("our kdamond stopped unexpectedly");
+			} else {
+				err("reading our kdamond's regions (" SCHEME0 "): %s", strerror(e));
+			}
+			return EXIT_FAILURE;
+		}
+		if (o->pid && process_gone(o->pid)) {
+			free(r);
+			err("process %d exited", o->pid);
+			return EXIT_FAILURE;
+		}
+		if ((!kd.tuned || aggr == aggr0) && n && (o->pid || covers(r, n, m)))
+			break;
+		if (++tries >= 10 || stop_sig) {
+			free(r);
+			err("DAMON reported %s regions %d times in a row (" TRIED ")",
+			    n ? "incomplete" : "no", tries);
+			return EXIT_FAILURE;
+		}
+	}
+	m->aggr_us = aggr;
+	m->sample_us = sample;
+	m->tuned = kd.tuned;
+	m->nr_regions = (unsigned int)n;
+	m->monitored_s = mono_s() - kd.t_on;
+	compute_metrics(r, n, aggr, m);
+	if (o->pid) {
+		/* Sorted by idle time now: find the span and the contiguous ranges by address. */
+		uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			lo = r[i].start < lo ? r[i].start : lo;
+			hi = r[i].end > hi ? r[i].end : hi;
+			bytes += r[i].end - r[i].start;
+		}
+		m->nr_ranges = 0;
+		for (size_t i = 0; i < n; i++) {
+			bool joined = false;
+
+			for (size_t j = 0; j < n && !joined; j++)
+				joined = r[j].end == r[i].start;
+			m->nr_ranges += !joined;
+		}
+		m->start = lo;
+		m->end = hi;
+		m->bytes = bytes;
+	}
+	free(r);
+	return 0;
+}
+
+static int run_sysfs(const struct mem_opts *o)
+{
+	struct mem_report base = { 0 }, m;
+	char owner[512];
+	uint64_t prev_ns = 0;
+	double prev_s, first_s;
+	bool first_cpu = true;
+	long n = 0;
+	int lock, rc;
+
+	/* Two csfcat mem at once would race for kdamond 0: one waits for the other's lock. */
+	lock = open(KDAMONDS "/nr_kdamonds", O_RDONLY | O_CLOEXEC);
+	if (lock < 0)
+		return file_error("opening", KDAMONDS "/nr_kdamonds");
+	if (flock(lock, LOCK_EX | LOCK_NB)) {
+		err("another csfcat mem is running its own kdamond; try again when it is done");
+		close(lock);
+		return EXIT_FAILURE;
+	}
+	kdamond_owner(owner, sizeof(owner), true);
+	if (*owner) {
+		err("cannot start a kdamond: %s", owner);
+		close(lock);
+		return EXIT_FAILURE;
+	}
+	if (write_file(KDAMONDS "/nr_kdamonds", "1")) {
+		close(lock);
+		return file_error("writing", KDAMONDS "/nr_kdamonds");
+	}
+	kd.created = true;
+	base.source = "sysfs";
+	base.ops = o->pid ? "vaddr" : "paddr";
+	base.target = o->pid;
+	rc = kd_setup(o, &base);
+	base.kdamond = kd.pid;
+	/* 6.18 resets a region's age when its access rate moves between zero and non-zero. */
+	if (!o->pid && !kernel_at_least(6, 18))
+		base.note =
+			"on this kernel (before 6.18) a region's age survives changes between no "
+			"and a low access rate, so an idle time can include time at a low rate";
+	prev_s = kd.t_on;
+	first_s = o->duration_s ? o->duration_s : o->watch_s ? o->watch_s : DEFAULT_DURATION_S;
+	if (!rc && sleep_s(first_s)) {
+		for (;;) {
+			m = base;
+			rc = kd_read(o, &m);
+			if (rc)
+				break;
+			cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
+			if (!report(&m, o)) {
+				rc = EXIT_FAILURE;
+				break;
+			}
+			if (!o->watch_s || (o->count && ++n >= o->count) || !sleep_s(o->watch_s))
+				break;
+		}
+	}
+	if (kd_teardown() && !rc)
+		rc = EXIT_FAILURE;
+	close(lock);
+	return rc;
+}
+
+/* ---- the command ---- */
+
+static int parse_seconds(const char *arg, const char *opt, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*v > 0) || *v > 86400 * 365)
+		return csfcat_usage_error(cmd_name, opt, arg);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct mem_opts *o)
+{
+	enum { O_ALL = 1, O_JSON, O_WATCH, O_COUNT, O_DURATION, O_PROM, O_ENABLE, O_PID };
+	static const struct option opts[] = { { "all", no_argument, NULL, O_ALL },
+					      { "json", no_argument, NULL, O_JSON },
+					      { "watch", required_argument, NULL, O_WATCH },
+					      { "count", required_argument, NULL, O_COUNT },
+					      { "duration", required_argument, NULL, O_DURATION },
+					      { "prometheus", required_argument, NULL, O_PROM },
+					      { "enable", no_argument, NULL, O_ENABLE },
+					      { "pid", required_argument, NULL, O_PID },
+					      { 0 } };
+	char *end;
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 0; /* glibc: reinitialize, main() already parsed */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_ALL:
+			o->all = true;
+			break;
+		case O_JSON:
+			o->json = true;
+			break;
+		case O_WATCH:
+			if (parse_seconds(optarg, "--watch needs seconds, not", &o->watch_s))
+				return EXIT_USAGE;
+			break;
+		case O_DURATION:
+			if (parse_seconds(optarg, "--duration needs seconds, not", &o->duration_s))
+				return EXIT_USAGE;
+			break;
+		case O_COUNT:
+		case O_PID:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
+				return csfcat_usage_error(cmd_name,
+							  c == O_PID ?
+								  "--pid needs a process id, not" :
+								  "--count needs a number, not",
+							  optarg);
+			if (c == O_PID)
+				o->pid = (pid_t)v;
+			else
+				o->count = v;
+			break;
+		case O_PROM:
+			o->prom = optarg;
+			break;
+		case O_ENABLE:
+			o->enable = true;
+			break;
+		default:
+			return csfcat_usage_error(cmd_name, "unknown option or missing value",
+						  argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return csfcat_usage_error(cmd_name, "takes no arguments, got", argv[optind]);
+	if (o->count && !o->watch_s)
+		return csfcat_usage_error(cmd_name, "--count goes with --watch", NULL);
+	if (o->enable && o->pid)
+		return csfcat_usage_error(cmd_name,
+					  "--enable is for DAMON_STAT, --pid for our own "
+					  "kdamond: not both",
+					  NULL);
+	return 0;
+}
+
+/* Fail early, before minutes of monitoring, when the Prometheus file cannot be written. */
+static int check_prom_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	if (access(dir, W_OK | X_OK)) {
+		err("--prometheus %s: cannot write in %s: %s", path, dir, strerror(errno));
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
+
+static int cmd_mem(int argc, char **argv)
+{
+	struct mem_opts o;
+	char path[64];
+	int rc, st;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.prom && check_prom_dir(o.prom))
+		return EXIT_FAILURE;
+	if (o.pid) {
+		snprintf(path, sizeof(path), "/proc/%d", o.pid);
+		if (!exists(path)) {
+			err("--pid %d: no such process", o.pid);
+			return EXIT_FAILURE;
+		}
+	}
+	catch_signals();
+	st = damon_stat_state();
+	if (st == -2)
+		return EXIT_FAILURE;
+	if (o.enable && st < 0) {
+		err("--enable: this kernel has no DAMON_STAT (CONFIG_DAMON_STAT is not set)");
+		return EXIT_NO_DAMON;
+	}
+	if (o.enable && !st) {
+		rc = stat_enable();
+		if (rc)
+			return rc;
+		st = 1;
+	}
+	if (st == 1 && !o.pid) {
+		rc = run_damon_stat(&o);
+	} else if (!exists(KDAMONDS "/nr_kdamonds")) {
+		return no_damon();
+	} else {
+		if (st == 0)
+			fprintf(stderr,
+				"%s: %s: DAMON_STAT is built in but disabled (csfcat mem --enable "
+				"turns it on); running our own kdamond instead\n",
+				csfcat_prog, cmd_name);
+		rc = run_sysfs(&o);
+	}
+	reraise();
+	return rc;
+}
+
+const struct csfcat_cmd csfcat_cmd_mem = {
+	.name = "mem",
+	.args = "[--all] [--json] [--watch S [--count N]] [--duration S] [--prometheus FILE]\n"
+		"      [--enable] [--pid PID]",
+	.help = "memory idle-time percentiles and estimated bandwidth, from DAMON: DAMON_STAT's\n"
+		"when it runs, else our own kdamond through DAMON sysfs for --duration seconds\n"
+		"(default 10), removed on exit; --all: p0..p100; --watch: every S seconds;\n"
+		"--prometheus: also write FILE for node_exporter; --enable: turn DAMON_STAT on;\n"
+		"--pid: one process's virtual memory (root; no module needed)",
+	.run = cmd_mem,
+};
