@@ -13,7 +13,7 @@
 /* /proc/stat counts in USER_HZ ticks; nsec_to_clock_t() in the kernel. */
 #define CSF_USER_HZ 100
 
-static const char *const cpu_fields[] = { "user", "nice",    "system", "idle",  "iowait",
+static const char *const cpu_fields[] = { "user", "nice",    "system", "idle",	"iowait",
 					  "irq",  "softirq", "steal",  "guest", "guest_nice" };
 
 static void row_values(const struct csf_cpu_row *r, uint64_t v[10])
