@@ -103,7 +103,7 @@ static const struct inode_operations csf_file_iops = {
 };
 
 static int csf_create_file(struct super_block *sb, unsigned long ino, const char *name,
-			   const struct file_operations *fops, loff_t size)
+			   const struct file_operations *fops, loff_t size, umode_t mode)
 {
 	struct dentry *dentry;
 	struct inode *inode;
@@ -117,7 +117,7 @@ static int csf_create_file(struct super_block *sb, unsigned long ino, const char
 		return -ENOMEM;
 	}
 	inode->i_ino = ino;
-	inode->i_mode = S_IFREG | 0444;
+	inode->i_mode = S_IFREG | mode;
 	inode->i_op = &csf_file_iops;
 	inode->i_fop = fops;
 	inode->i_size = size; /* st_size: the length to map */
@@ -133,9 +133,11 @@ static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	err = simple_fill_super(sb, CSF_SUPER_MAGIC, root_only);
 	if (!err)
-		err = csf_create_file(sb, 2, CSF_THREAD_FILE, &csf_thread_fops, PAGE_SIZE);
+		err = csf_create_file(sb, 2, CSF_THREAD_FILE, &csf_thread_fops, PAGE_SIZE, 0444);
 	if (!err)
-		err = csf_create_file(sb, 3, CSF_CPU_FILE, &csf_cpu_fops, csf_cpu_map_size());
+		err = csf_create_file(sb, 3, CSF_CPU_FILE, &csf_cpu_fops, csf_cpu_map_size(), 0444);
+	if (!err)
+		err = csf_create_file(sb, 4, CSF_FPU_FILE, &csf_fpu_fops, 0, 0600);
 	return err; /* on error the VFS calls kill_sb, which frees what was made */
 }
 
@@ -179,6 +181,7 @@ static int __init csf_init(void)
 	if (err)
 		goto out_notifier;
 	csf_cpu_init();
+	csf_fpu_init();
 	err = register_filesystem(&csf_fs_type);
 	if (err)
 		goto out_thread;
@@ -190,6 +193,7 @@ static int __init csf_init(void)
 out_fs:
 	unregister_filesystem(&csf_fs_type);
 out_thread:
+	csf_fpu_exit();
 	csf_thread_exit();
 out_notifier:
 	preempt_notifier_dec();
@@ -199,6 +203,7 @@ out_notifier:
 /* Runs only once no thread is registered: each registered thread holds a module reference. */
 static void __exit csf_exit(void)
 {
+	csf_fpu_exit();
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	unregister_filesystem(&csf_fs_type);
 	csf_thread_exit();

@@ -50,7 +50,8 @@ static int nobody_mount(void)
 
 int main(void)
 {
-	static const char *const files[] = { CSF_THREAD_FILE, CSF_CPU_FILE };
+	static const char *const files[] = { CSF_THREAD_FILE, CSF_CPU_FILE, CSF_FPU_FILE };
+	static const unsigned int modes[] = { 0444, 0444, 0600 }; /* fpu: root's (t_fpu) */
 	struct statfs sfs;
 	struct stat st;
 
@@ -64,7 +65,7 @@ int main(void)
 		CHECK_EQ(sfs.f_type, CSF_SUPER_MAGIC);
 	}
 
-	TEST("exactly the two files, regular, mode 0444, owned by root") {
+	TEST("exactly the three files, regular, owned by root, modes 0444, 0444, 0600") {
 		DIR *d = opendir(MNT);
 		struct dirent *de;
 		int n = 0;
@@ -74,18 +75,19 @@ int main(void)
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			n++;
-			CHECK(!strcmp(de->d_name, files[0]) || !strcmp(de->d_name, files[1]),
+			CHECK(!strcmp(de->d_name, files[0]) || !strcmp(de->d_name, files[1]) ||
+				      !strcmp(de->d_name, files[2]),
 			      "unexpected entry %s", de->d_name);
 		}
 		closedir(d);
-		CHECK_EQ(n, 2);
-		for (int i = 0; i < 2; i++) {
+		CHECK_EQ(n, 3);
+		for (int i = 0; i < 3; i++) {
 			char path[256];
 
 			snprintf(path, sizeof(path), MNT "/%s", files[i]);
 			REQUIRE(stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
 			CHECK(S_ISREG(st.st_mode), "%s: not a regular file", path);
-			CHECK_EQ(st.st_mode & 07777, 0444);
+			CHECK_EQ(st.st_mode & 07777, modes[i]);
 			CHECK_EQ(st.st_uid, 0);
 			CHECK_EQ(st.st_gid, 0);
 		}

@@ -38,6 +38,7 @@
 #define CSF_MOUNT_POINT "/sys/kernel/coarse_stat_fs"
 #define CSF_THREAD_FILE "thread-self"
 #define CSF_CPU_FILE "cpu"
+#define CSF_FPU_FILE "fpu" /* root only: XSAVE/XRSTOR latency, as text (README) */
 
 /* csf_hdr.kind */
 #define CSF_KIND_THREAD 1
