@@ -42,7 +42,7 @@ user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel hea
 # csfcat: csfcat.c dispatches, each capability has a csfcat-NAME.c, json.c writes --json.
 CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c
 
-tools/csfcat: $(CSFCAT_SRCS) tools/csfcat.h $(HEADERS)
+tools/csfcat: $(CSFCAT_SRCS) $(wildcard tools/*.h) $(HEADERS)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $(CSFCAT_SRCS) $(LDLIBS)
 
 $(B)/eventloop: examples/eventloop.c $(HEADERS) | $(B)
