@@ -58,7 +58,7 @@ run() {
 kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life bad stress cpu format tools example dkms"
+all_tests="fs thread truth life bad stress cpu format tools example fpu dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -101,6 +101,10 @@ for t in $tests; do
 	format) run format t_format ;;
 	tools) run tools t_tools ;;
 	example) run example t_example ;;
+	fpu)
+		run fpu t_fpu
+		run fpu-report t_fpu_report
+		;;
 	demo) run demo csf-demo ;;
 	bench) run bench bench ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
