@@ -108,8 +108,9 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 demo: ## Boot a kernel in a VM, load the module and show what it offers
 	@SUITE=$(SUITE) tests/show.sh demo
 
-bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory
+bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) SUITE=$(SUITE) tests/show.sh bench
+	@$(MAKE) --no-print-directory tools/csfcat && tests/fpu-report-bench.sh
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader

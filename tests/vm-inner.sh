@@ -138,6 +138,10 @@ fi
 kill -9 "$hold"
 wait "$hold" 2>/dev/null
 umount /sys/kernel/coarse_stat_fs 2>/dev/null
+# Unloading with the csf_fpu events on: the module disarms their probes itself as it goes.
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+echo 1 >/sys/kernel/tracing/events/csf_fpu/enable 2>/dev/null
+cat /sys/module/coarse_stat_fs/parameters/fpu_live 2>/dev/null
 if rmmod coarse_stat_fs; then
 	report PASS rmmod
 else
