@@ -110,6 +110,8 @@ demo: ## Boot a kernel in a VM, load the module and show what it offers
 
 bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) SUITE=$(SUITE) tests/show.sh bench
+	@# Single-threaded TCG: enabling events patches text another vCPU runs (README, FPU).
+	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),single) SUITE=$(SUITE) tests/show.sh fpu-bench
 	@$(MAKE) --no-print-directory tools/csfcat && tests/fpu-report-bench.sh
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)

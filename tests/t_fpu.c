@@ -770,7 +770,7 @@ int main(void)
 		pkru = rdpkru();
 		wrpkru(0x55555550);
 		for (int ms = 20; ms <= 400; ms += 20) {
-			struct itimerval it = { .it_value = { .tv_usec = ms * 1000 } };
+			struct itimerval it = { .it_value = { .tv_usec = (long)ms * 1000 } };
 
 			setitimer(ITIMER_REAL, &it, NULL);
 			if (fpu_run("samples=2000 max_ms=60000", &s) == 0)
@@ -938,15 +938,47 @@ int main(void)
 		      "rows");
 	}
 
+	TEST("csfcat fpu-report on trace_pipe prints its table at SIGINT") {
+		const char *out = "/tmp/t_fpu_pipe.out";
+		long rounds;
+		int status;
+		pid_t pid;
+
+		REQUIRE(!write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+			strerror(errno));
+		pid = fork();
+		if (pid == 0) {
+			int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(100);
+			execlp("csfcat", "csfcat", "fpu-report", TRACING "/trace_pipe", NULL);
+			_exit(101);
+		}
+		keepers_start();
+		t_sleep_ns(500000000);
+		kill(pid, SIGINT);
+		waitpid(pid, &status, 0);
+		keepers_end(&rounds);
+		write_file(TRACING "/events/csf_fpu/enable", "0");
+		s = read_file(out);
+		printf("%s", s ? s : "(no output)\n");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+		CHECK(s && strstr(s, "# " TRACING "/trace_pipe: ") &&
+			      strstr(s, "\nx86_fpu_latency_xsave "),
+		      "no table");
+		unlink(out);
+	}
+
 	TEST("probes on and off in a loop, with calibrated runs and threads that keep registers") {
 		long rounds, bad;
 		int fails = 0;
 
 		keepers_start();
-		for (int i = 0; i < 20; i++) {
+		for (int i = 0; i < 8; i++) {
 			fails += write_file(TRACING "/events/csf_fpu/enable", "1") != 0;
 			fails += !live_state("xsave", "on") || !live_state("xrstor", "on");
-			if (i % 5 == 0) {
+			if (i % 4 == 0) {
 				fails += fpu_run("samples=20", &s) != 0;
 				free(s);
 			}

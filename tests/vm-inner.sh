@@ -107,6 +107,7 @@ for t in $tests; do
 		;;
 	demo) run demo csf-demo ;;
 	bench) run bench bench ;;
+	fpu-bench) run fpu-bench bench --fpu ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
