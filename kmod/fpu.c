@@ -1155,7 +1155,14 @@ static int csf_fpu_live_get(char *buf, const struct kernel_param *kp)
 	return len;
 }
 
+/* Read only; the events arm the probes. insmod would call .set for "fpu_live=": refuse it. */
+static int csf_fpu_live_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
 static const struct kernel_param_ops csf_fpu_live_ops = {
+	.set = csf_fpu_live_set,
 	.get = csf_fpu_live_get,
 };
 

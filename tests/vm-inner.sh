@@ -148,6 +148,13 @@ if rmmod coarse_stat_fs; then
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
+# A read-only parameter given at load time is refused, and nothing crashes.
+if insmod /csf/coarse_stat_fs.ko fpu_live=1 2>/dev/null; then
+	rmmod coarse_stat_fs
+	report FAIL load-param "insmod accepted the read-only fpu_live"
+else
+	report PASS load-param
+fi
 
 # The module DKMS built (tests/dkms-test.sh): same sources, loads, mounts, serves a page.
 dkms_ko=/csf/dkms/coarse_stat_fs.ko
