@@ -43,7 +43,7 @@ user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel hea
 # csfcat: csfcat.c dispatches, each capability has a csfcat-NAME.c, json.c writes --json.
 CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c
 
-tools/csfcat: $(CSFCAT_SRCS) tools/csfcat.h $(HEADERS)
+tools/csfcat: $(CSFCAT_SRCS) $(wildcard tools/*.h) $(HEADERS)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $(CSFCAT_SRCS) $(LDLIBS)
 
 $(B)/eventloop: examples/eventloop.c $(HEADERS) | $(B)
@@ -118,9 +118,13 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 demo: ## Boot a kernel in a VM, load the module and show what it offers
 	@SUITE=$(SUITE) tests/show.sh demo
 
-bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory
+bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
 		SUITE=$(SUITE) tests/show.sh bench
+	@# Single-threaded TCG: enabling events patches text another vCPU runs (README, FPU).
+	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),single) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
+		SUITE=$(SUITE) tests/show.sh fpu-bench
+	@$(MAKE) --no-print-directory tools/csfcat && tests/fpu-report-bench.sh
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader

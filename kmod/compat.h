@@ -16,6 +16,7 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/tick.h>
+#include <asm/processor.h>
 
 /* inode_operations.setattr takes a struct mnt_idmap since 6.3; a user_namespace before. */
 #ifdef CSF_HAVE_MNT_IDMAP
@@ -125,5 +126,19 @@ static inline void csf_hrtimer_setup(struct hrtimer *timer,
 	timer->function = fn;
 }
 #endif
+
+/*
+ * A task's struct fpu: since 6.16 it follows the task_struct, and x86_task_fpu(), which says
+ * so, is out of line and not exported where X86_DEBUG_FPU is set (Debian). Before, it was
+ * thread_struct's last member.
+ */
+static inline struct fpu *csf_task_fpu(struct task_struct *task)
+{
+#ifdef CSF_HAVE_FPU_AFTER_TASK
+	return (struct fpu *)((void *)task + sizeof(*task));
+#else
+	return &task->thread.fpu;
+#endif
+}
 
 #endif /* CSF_COMPAT_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * coarse_stat_fs: what the module's files share. main.c owns the clock and the filesystem,
- * thread.c the per-thread pages, cpu.c the cpu page.
+ * thread.c the per-thread pages, cpu.c the cpu page, fpu.c the fpu file and its trace events.
  */
 #ifndef CSF_H
 #define CSF_H
@@ -66,5 +66,10 @@ void csf_slice_exit(void);
 extern const struct file_operations csf_cpu_fops;
 void csf_cpu_init(void);
 loff_t csf_cpu_map_size(void);
+
+/* fpu.c */
+extern const struct file_operations csf_fpu_fops;
+void csf_fpu_init(void);
+void csf_fpu_exit(void);
 
 #endif /* CSF_H */

@@ -162,6 +162,8 @@ static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
 	/* Root's: it names other users' tasks. */
 	if (!err)
 		err = csf_create_file(sb, 4, CSF_SLICES_FILE, 0400, &csf_slices_fops, 0);
+	if (!err)
+		err = csf_create_file(sb, 5, CSF_FPU_FILE, 0600, &csf_fpu_fops, 0);
 	return err; /* on error the VFS calls kill_sb, which frees what was made */
 }
 
@@ -205,9 +207,10 @@ static int __init csf_init(void)
 	if (err)
 		goto out_notifier;
 	csf_cpu_init();
+	csf_fpu_init();
 	err = csf_slice_init();
 	if (err)
-		goto out_thread;
+		goto out_fpu;
 	err = sysfs_create_mount_point(kernel_kobj, CSF_FS_TYPE);
 	if (err)
 		goto out_slice;
@@ -221,7 +224,8 @@ out_mount_point:
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 out_slice:
 	csf_slice_exit();
-out_thread:
+out_fpu:
+	csf_fpu_exit();
 	csf_thread_exit();
 out_notifier:
 	preempt_notifier_dec();
@@ -234,6 +238,7 @@ static void __exit csf_exit(void)
 	unregister_filesystem(&csf_fs_type);
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	csf_slice_exit();
+	csf_fpu_exit();
 	csf_thread_exit();
 	preempt_notifier_dec();
 }

@@ -272,7 +272,9 @@ static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
 	cpus_read_unlock();
 	tracepoint_probe_unregister(csf_nr_running_tp, csf_nr_running_probe, NULL);
 	tracepoint_synchronize_unregister();
-	if (known > 0)
+	if (off < 0)
+		known = -1;
+	else if (known > 0)
 		csf_rq_off = csf_rq_offs[off];
 	csf_rq_known = known;
 	if (known < 0)

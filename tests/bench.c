@@ -11,6 +11,10 @@
  *    task-clock event instead.
  * 3. Memory: kernel memory per registered thread (memory cgroup "kernel" counter), and what the
  *    cpu page costs.
+ * 4. "bench --fpu", alone (a guest test of its own, fpu-bench): FPU save and restore: the
+ *    module's calibrated table (csfcat fpu), the cost a context switch gains while the csf_fpu
+ *    events (their probes) are on, and the table those events give for the same switches
+ *    (csfcat fpu-report), to set beside the calibrated one.
  *
  * Prints tables, and whether the README's targets hold, as ratios. It fails only when it
  * cannot measure; numbers are for reading, not for judging (the machines are shared and often
@@ -482,6 +486,64 @@ static void bench_memory(void)
 	       (long long)st.st_size, csf_cpu_count());
 }
 
+/* ---- 4. FPU save and restore ---- */
+
+#define TRACING "/sys/kernel/tracing"
+
+static void shell(const char *cmd)
+{
+	fflush(stdout);
+	if (system(cmd))
+		t_die("%s", cmd);
+}
+
+static void bench_fpu(void)
+{
+	enum { RUNS = 11, ITERS = 5000 };
+	static const struct {
+		const char *name;
+		int cpu_a, cpu_b;
+	} where[] = { { "one CPU", 0, 0 }, { "two CPUs", 0, 1 } };
+	struct stat st;
+
+	printf("\n4. FPU save and restore\n\n");
+	shell("csfcat fpu --samples 2000");
+	if (stat(TRACING "/events", &st) && mount("nodev", TRACING, "tracefs", 0, NULL))
+		t_die("mount tracefs");
+	write_str(TRACING "/trace", "");
+	printf("\nContext switches with the csf_fpu events off and on (probes on the kernel's save "
+	       "and restore, events into the trace buffer), %d round trips, median of %d runs\n\n",
+	       ITERS, RUNS);
+	printf("%-10s %-8s %16s %18s\n", "threads on", "events", "ns per round trip",
+	       "added ns / switch");
+	for (int w = 0; w < 2; w++) {
+		double r[2][RUNS], med[2], noise;
+
+		for (int i = 0; i < RUNS; i++) /* off and on take turns, as drift hits both */
+			for (int on = 0; on < 2; on++) {
+				write_str(TRACING "/events/csf_fpu/enable", on ? "1" : "0");
+				r[on][i] = round_trip(where[w].cpu_a, where[w].cpu_b, PLAIN, ITERS);
+			}
+		write_str(TRACING "/events/csf_fpu/enable", "0");
+		for (int on = 0; on < 2; on++) {
+			qsort(r[on], RUNS, sizeof(r[on][0]), cmp_double);
+			med[on] = r[on][RUNS / 2];
+		}
+		noise = (r[0][RUNS * 3 / 4] - r[0][RUNS / 4]) / 2;
+		printf("%-10s %-8s %16.0f %18s\n", where[w].name, "off", med[0], "0");
+		printf("%-10s %-8s %16.0f %18.0f (runs with the events off spread by about %.0f ns "
+		       "per switch)\n",
+		       where[w].name, "on", med[1], (med[1] - med[0]) / 2, noise / 2);
+	}
+	printf("\nThe probes ("
+	       "/sys/module/coarse_stat_fs/parameters/fpu_live):\n");
+	shell("cat /sys/module/coarse_stat_fs/parameters/fpu_live");
+	printf("\nWhat the events said of those switches (latency in ns; TSC %.1f MHz):\n",
+	       (double)hdr->tsc_hz / 1e6);
+	shell("csfcat fpu-report " TRACING "/trace");
+	write_str(TRACING "/trace", "");
+}
+
 /* The TSC's rate against CLOCK_MONOTONIC, for a run without the module's header. */
 /* ---- 4. The long-slice watch ---- */
 
@@ -637,6 +699,12 @@ int main(int argc, char **argv)
 
 	t_snap(&s);
 	hdr = &s.p.hdr;
+	if (argc == 2 && !strcmp(argv[1], "--fpu")) {
+		TEST("FPU save and restore") {
+			bench_fpu();
+		}
+		return t_done("bench --fpu");
+	}
 	printf("coarse_stat_fs benchmark: TSC %.1f MHz%s, %ld CPUs\n", (double)hdr->tsc_hz / 1e6,
 	       hdr->flags & CSF_HDR_TSC_INVARIANT ? "" : " (not invariant)",
 	       sysconf(_SC_NPROCESSORS_ONLN));

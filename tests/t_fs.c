@@ -55,7 +55,8 @@ int main(void)
 		unsigned int mode;
 	} files[] = { { CSF_THREAD_FILE, 0444 },
 		      { CSF_CPU_FILE, 0444 },
-		      { CSF_SLICES_FILE, 0400 } };
+		      { CSF_SLICES_FILE, 0400 },
+		      { CSF_FPU_FILE, 0600 } };
 	enum { NFILES = sizeof(files) / sizeof(files[0]) };
 	struct statfs sfs;
 	struct stat st;
@@ -70,7 +71,7 @@ int main(void)
 		CHECK_EQ(sfs.f_type, CSF_SUPER_MAGIC);
 	}
 
-	TEST("exactly the three files, regular, owned by root; slices 0400, the pages 0444") {
+	TEST("exactly the four files, regular, owned by root; the pages 0444, slices 0400, fpu 0600") {
 		DIR *d = opendir(MNT);
 		struct dirent *de;
 		int n = 0;

@@ -77,7 +77,7 @@ without_noise() {
 }
 
 # The default list: every test, in the order they run.
-all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem init-order dkms"
+all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem fpu init-order dkms"
 
 tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 [ -n "$tests" ] || tests=$all_tests
@@ -125,12 +125,17 @@ for t in $tests; do
 	slice) run slice t_slice ;;
 	tsc) run tsc t_tsc ;;
 	mem) run mem t_mem ;;
+	fpu)
+		run fpu t_fpu
+		run fpu-report t_fpu_report
+		;;
 	demo) run demo csf-demo ;;
 	# The benchmarks run long under emulation; make bench gives the guest time for them.
 	bench)
 		TEST_TIMEOUT=1200 run bench bench
 		TEST_TIMEOUT=1200 run bench-slices bench --slices
 		;;
+	fpu-bench) TEST_TIMEOUT=1200 run fpu-bench bench --fpu ;;
 	# Harness self-tests: each must make the run fail (tests/debian/selftest.sh).
 	selftest-warn) run "$t" insmod /csf/csf_selftest.ko action=warn ;;
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
@@ -162,12 +167,23 @@ fi
 kill -9 "$hold"
 wait "$hold" 2>/dev/null
 umount /sys/kernel/coarse_stat_fs 2>/dev/null
-# With the long-slice watch on: unloading tears it down (probes, timers, NMI handler).
+# With the long-slice watch and the csf_fpu events on: unloading tears them down (probes,
+# timers, the NMI handler) as it goes.
 echo 50000 >/sys/module/coarse_stat_fs/parameters/slice_warn_us
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+echo 1 >/sys/kernel/tracing/events/csf_fpu/enable 2>/dev/null
+cat /sys/module/coarse_stat_fs/parameters/fpu_live 2>/dev/null
 if rmmod_settled; then
-	report PASS rmmod "with the slice watch on"
+	report PASS rmmod "with the slice watch and the csf_fpu events on"
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
+fi
+# A read-only parameter given at load time is refused, and nothing crashes.
+if insmod /csf/coarse_stat_fs.ko fpu_live=1 2>/dev/null; then
+	rmmod coarse_stat_fs
+	report FAIL load-param "insmod accepted the read-only fpu_live"
+else
+	report PASS load-param
 fi
 
 # An init that fails late must not have registered the filesystem: until it returned, the

@@ -20,7 +20,8 @@
 const char *csfcat_prog = "csfcat";
 
 static const struct csfcat_cmd *const cmds[] = {
-	&csfcat_cmd_cpu, &csfcat_cmd_thread, &csfcat_cmd_self, &csfcat_cmd_slices, &csfcat_cmd_mem,
+	&csfcat_cmd_cpu, &csfcat_cmd_thread, &csfcat_cmd_self,	     &csfcat_cmd_slices,
+	&csfcat_cmd_mem, &csfcat_cmd_fpu,    &csfcat_cmd_fpu_report,
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -24,7 +24,7 @@ struct csfcat_cmd {
 };
 
 extern const struct csfcat_cmd csfcat_cmd_cpu, csfcat_cmd_thread, csfcat_cmd_self,
-	csfcat_cmd_slices, csfcat_cmd_mem;
+	csfcat_cmd_slices, csfcat_cmd_mem, csfcat_cmd_fpu, csfcat_cmd_fpu_report;
 
 /* Explain a failure to map a page (errno), and return the exit status that goes with it. */
 int csfcat_map_error(const char *what);

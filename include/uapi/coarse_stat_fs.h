@@ -40,6 +40,7 @@
 #define CSF_THREAD_FILE "thread-self"
 #define CSF_CPU_FILE "cpu"
 #define CSF_SLICES_FILE "slices" /* root only: text lines of the long-slice watch */
+#define CSF_FPU_FILE "fpu" /* root only: XSAVE/XRSTOR latency, as text (README) */
 
 /* csf_hdr.kind */
 #define CSF_KIND_THREAD 1

@@ -7,6 +7,7 @@
 #   lib    compiling the library with each compiler it supports (make lib-check)
 #   lint   the static checks (make lint)
 #   compdb the editor's compile databases (make compdb)
+#   seed   the unmerged XSAVE latency series' script (tests/fpu-seed-test.sh, make bench)
 set -eu
 
 need=""
@@ -18,6 +19,7 @@ for what in "$@"; do
 	lint) list="clang-format:clang-format clang-tidy:clang-tidy shellcheck:shellcheck perl:perl
 		python3:python3 systemd-analyze:systemd git:git" ;;
 	compdb) list="bear:bear python3:python3 clang:clang" ;;
+	seed) list="bash:bash sqlite3:sqlite3 bc:bc" ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 	for pair in $list; do

@@ -44,7 +44,8 @@ fi
 say "built with $(sed -n 's/^kernel [^,]*, //p' "$out/build.log" | head -n 1)"
 
 # Installing, from the built tree in the environment: make install into a scratch root, and a
-# real dkms add/build/install whose module the guest loads (test "dkms"), side by side.
+# real dkms add/build/install whose module the guest loads (test "dkms"), side by side; then
+# csfcat fpu-report against the XSAVE latency series' own script (fpu-seed).
 # CSF_HOST_TESTS=0 leaves them out (the harness self-test does).
 host_fails=0
 if [ "${CSF_HOST_TESTS:-1}" = 1 ]; then
@@ -54,9 +55,11 @@ if [ "${CSF_HOST_TESTS:-1}" = 1 ]; then
 		'tests/install-test.sh /lib/modules/$KVER/build >/tmp/install.log 2>&1 &
 		tests/dkms-test.sh $KVER /csf/art; wait; cat /tmp/install.log' \
 		>"$out/host-tests.log" 2>&1
+	# On the host: the series' script needs bash, sqlite3 and bc; csfcat is static.
+	"$top/tests/fpu-seed-test.sh" "$root/csf/src/tools/csfcat" >>"$out/host-tests.log" 2>&1
 	grep -E '^(PASS|FAIL|#)' "$out/host-tests.log"
 	host_fails=$(grep -c '^FAIL' "$out/host-tests.log" || true)
-	for t in install dkms-build; do
+	for t in install dkms-build fpu-seed; do
 		if ! grep -Eq "^(PASS|FAIL) $t" "$out/host-tests.log"; then
 			echo "FAIL $t (did not report; see $out/host-tests.log)"
 			host_fails=$((host_fails + 1))

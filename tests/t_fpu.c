@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_fpu: the fpu file and the csf_fpu events, as root in the guest. Structure, never speed:
+ * a row for every instruction x RFBM x XINUSE state this CPU has and none other, as many
+ * samples as asked, min <= p50 <= avg97 <= max; who may open the file; a run that yields, ends
+ * on a signal and past its bound; threads computing with SSE/AVX registers keep them intact
+ * through calibrated runs and through the live probes, switched on and off in a loop; the
+ * events print what the series printed.
+ */
+#include "t.h"
+#include "tjson.h"
+
+#include <cpuid.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FPU CSF_MOUNT_POINT "/" CSF_FPU_FILE
+#define LIVE "/sys/module/coarse_stat_fs/parameters/fpu_live"
+#define TRACING "/sys/kernel/tracing"
+#define KPROBES "/sys/kernel/debug/kprobes/list"
+#define NOBODY 65534
+#define SAMPLES 200
+
+/* ---- What the CPU offers, as user space sees it ---- */
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* A flag of the kernel's view, /proc/cpuinfo's "flags" of the first CPU. */
+static bool cpu_flag(const char *name)
+{
+	static char flags[8192];
+	char pat[64];
+
+	if (!flags[0]) {
+		FILE *f = fopen("/proc/cpuinfo", "r");
+		char line[8192];
+
+		if (!f)
+			t_die("/proc/cpuinfo");
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "flags", 5)) {
+				snprintf(flags, sizeof(flags), "%s ", strchr(line, ':') + 1);
+				flags[strcspn(flags, "\n")] = ' ';
+				break;
+			}
+		fclose(f);
+	}
+	snprintf(pat, sizeof(pat), " %s ", name);
+	return strstr(flags, pat);
+}
+
+static const char *const ops[] = { "XSAVE", "XSAVEOPT", "XSAVEC", "XSAVES", "XRSTOR", "XRSTORS" };
+static const char *const op_flags[] = { "xsave", "xsaveopt", "xsavec", "xsaves", "xsave", "xsaves" };
+
+/* The RFBM ladder the README promises: x87+SSE, +AVX, +MPX, +AVX-512, +PKRU, +AMX config. */
+static const uint64_t groups[] = { 0x3, 0x4, 0x18, 0xe0, 0x200, 0x20000 };
+
+static int expected_rungs(uint64_t *rungs)
+{
+	uint64_t measured = xgetbv0() & 0x202ff, rung = 0;
+	int n = 0;
+
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		if (!(measured & groups[g]))
+			continue;
+		rung |= measured & groups[g];
+		rungs[n++] = rung;
+	}
+	return n;
+}
+
+/* ---- The module's text ---- */
+
+struct row {
+	char op[16], state[16];
+	int kernel;
+	unsigned long long rfbm, xinuse, n, min, max, sum, n97, sum97, p50, p99, clamped;
+};
+
+struct run {
+	char *text;
+	struct row rows[128];
+	int nrows;
+};
+
+/* Open, write the request, read the result; -1 with errno on failure. */
+static int fpu_run(const char *req, char **text)
+{
+	size_t cap = 1 << 16, len = 0;
+	int fd = open(FPU, O_RDWR);
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (req && write(fd, req, strlen(req)) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	buf = malloc(cap);
+	if (!buf)
+		t_die("malloc");
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		int e = errno;
+
+		free(buf);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	buf[len] = 0;
+	close(fd);
+	*text = buf;
+	return 0;
+}
+
+static void parse_rows(struct run *r)
+{
+	const char *p = r->text;
+
+	r->nrows = 0;
+	while ((p = strstr(p, "\nrow ")) && r->nrows < 128) {
+		struct row *w = &r->rows[r->nrows];
+
+		if (sscanf(p + 5,
+			   "%15s %d %llx %15s %llx %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   w->op, &w->kernel, &w->rfbm, w->state, &w->xinuse, &w->n, &w->min,
+			   &w->max, &w->sum, &w->n97, &w->sum97, &w->p50, &w->p99,
+			   &w->clamped) == 14)
+			r->nrows++;
+		p++;
+	}
+}
+
+/* The value of "key" in the module's text, or NULL. */
+static const char *field(const char *text, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\n%s ", key);
+	p = strstr(text, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+	return buf;
+}
+
+/* "OP RFBM n p50 p99 direct_p50 direct_p99 cost_p50 cost_p99 ftrace", with n samples */
+static bool check_line(const char *v, const char *op, uint64_t rfbm)
+{
+	unsigned long long mask;
+	unsigned int n[8];
+	char name[16];
+	int ftrace, end = 0;
+
+	return sscanf(v, "%15s 0x%llx %u %u %u %u %u %u %u %d%n", name, &mask, &n[0], &n[1], &n[2],
+		      &n[3], &n[4], &n[5], &n[6], &ftrace, &end) == 10 &&
+	       !v[end] && !strcmp(name, op) && mask == rfbm && n[0] > 0 && n[1] <= n[2] &&
+	       n[3] <= n[4] && n[5] <= n[6];
+}
+
+/* ---- Registers that must survive ---- */
+
+#define NREGS 16
+
+struct vregs {
+	uint8_t b[NREGS][32];
+};
+
+static bool has_avx(void)
+{
+	return cpu_flag("avx") && (xgetbv0() & 0x6) == 0x6;
+}
+
+static bool has_pku(void)
+{
+	return cpu_flag("ospke");
+}
+
+static uint32_t rdpkru(void)
+{
+	uint32_t eax, edx;
+
+	asm volatile("rdpkru" : "=a"(eax), "=d"(edx) : "c"(0));
+	return eax;
+}
+
+static void wrpkru(uint32_t v)
+{
+	asm volatile("wrpkru" : : "a"(v), "c"(0), "d"(0));
+}
+
+#define LOAD16(insn, reg)                                                            \
+	insn " 0(%[in]), %%" reg "0\n\t" insn " 32(%[in]), %%" reg "1\n\t" insn      \
+	     " 64(%[in]), %%" reg "2\n\t" insn " 96(%[in]), %%" reg "3\n\t" insn     \
+	     " 128(%[in]), %%" reg "4\n\t" insn " 160(%[in]), %%" reg "5\n\t" insn   \
+	     " 192(%[in]), %%" reg "6\n\t" insn " 224(%[in]), %%" reg "7\n\t" insn   \
+	     " 256(%[in]), %%" reg "8\n\t" insn " 288(%[in]), %%" reg "9\n\t" insn   \
+	     " 320(%[in]), %%" reg "10\n\t" insn " 352(%[in]), %%" reg "11\n\t" insn \
+	     " 384(%[in]), %%" reg "12\n\t" insn " 416(%[in]), %%" reg "13\n\t" insn \
+	     " 448(%[in]), %%" reg "14\n\t" insn " 480(%[in]), %%" reg "15\n\t"
+#define STORE16(insn, reg)                                                                  \
+	insn " %%" reg "0, 0(%[out])\n\t" insn " %%" reg "1, 32(%[out])\n\t" insn " %%" reg \
+	     "2, 64(%[out])\n\t" insn " %%" reg "3, 96(%[out])\n\t" insn " %%" reg          \
+	     "4, 128(%[out])\n\t" insn " %%" reg "5, 160(%[out])\n\t" insn " %%" reg        \
+	     "6, 192(%[out])\n\t" insn " %%" reg "7, 224(%[out])\n\t" insn " %%" reg        \
+	     "8, 256(%[out])\n\t" insn " %%" reg "9, 288(%[out])\n\t" insn " %%" reg        \
+	     "10, 320(%[out])\n\t" insn " %%" reg "11, 352(%[out])\n\t" insn " %%" reg      \
+	     "12, 384(%[out])\n\t" insn " %%" reg "13, 416(%[out])\n\t" insn " %%" reg      \
+	     "14, 448(%[out])\n\t" insn " %%" reg "15, 480(%[out])\n\t"
+#define VCLOBBERS                                                                                \
+	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+		"xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
+/*
+ * Load the 16 vector registers (YMM with AVX, else XMM), make `loops` syscalls number nr with
+ * arguments a0..a2 while nothing else touches them, store them: what the kernel preserved.
+ */
+static long syscalls_keeping(bool avx, long nr, long a0, long a1, long a2, long loops,
+			     const struct vregs *in, struct vregs *out)
+{
+	long ret = 0;
+
+	if (avx)
+		asm volatile(LOAD16("vmovdqu", "ymm") "1:\n\t"
+						      "mov %[nr], %%rax\n\t"
+						      "syscall\n\t"
+						      "dec %[loops]\n\t"
+						      "jnz 1b\n\t" STORE16("vmovdqu", "ymm")
+			     : "=a"(ret), [loops] "+r"(loops)
+			     : [nr] "r"(nr), "D"(a0), "S"(a1), "d"(a2), [in] "r"(in), [out] "r"(out)
+			     : "rcx", "r11", "memory", VCLOBBERS);
+	else
+		asm volatile(LOAD16("movdqu", "xmm") "1:\n\t"
+						     "mov %[nr], %%rax\n\t"
+						     "syscall\n\t"
+						     "dec %[loops]\n\t"
+						     "jnz 1b\n\t" STORE16("movdqu", "xmm")
+			     : "=a"(ret), [loops] "+r"(loops)
+			     : [nr] "r"(nr), "D"(a0), "S"(a1), "d"(a2), [in] "r"(in), [out] "r"(out)
+			     : "rcx", "r11", "memory", VCLOBBERS);
+	return ret;
+}
+
+static void pattern(struct vregs *v, unsigned int seed)
+{
+	for (int r = 0; r < NREGS; r++)
+		for (int i = 0; i < 32; i++)
+			v->b[r][i] = (uint8_t)(seed * 131 + r * 17 + i * 7 + 1);
+}
+
+/* Bytes of the registers that changed (the upper halves only with AVX). */
+static int changed(bool avx, const struct vregs *a, const struct vregs *b)
+{
+	int n = 0;
+
+	for (int r = 0; r < NREGS; r++)
+		for (int i = 0; i < (avx ? 32 : 16); i++)
+			n += a->b[r][i] != b->b[r][i];
+	return n;
+}
+
+static uint32_t get_mxcsr(void)
+{
+	uint32_t v;
+
+	asm volatile("stmxcsr %0" : "=m"(v));
+	return v;
+}
+
+static void set_mxcsr(uint32_t v)
+{
+	asm volatile("ldmxcsr %0" : : "m"(v));
+}
+
+static uint16_t get_fcw(void)
+{
+	uint16_t v;
+
+	asm volatile("fnstcw %0" : "=m"(v));
+	return v;
+}
+
+static void set_fcw(uint16_t v)
+{
+	asm volatile("fldcw %0" : : "m"(v));
+}
+
+/*
+ * Threads that keep patterns in their registers and give the CPU up in a loop (sched_yield),
+ * two per CPU so that yields switch: every switch saves and restores their state. Each checks
+ * its registers after every batch and counts bytes that changed.
+ */
+struct keeper {
+	pthread_t th;
+	int cpu;
+	unsigned int seed;
+	long rounds, bad;
+};
+
+static volatile int keepers_stop;
+
+static void *keeper(void *arg)
+{
+	struct keeper *k = arg;
+	bool avx = has_avx();
+	struct vregs in, out = { 0 };
+
+	t_pin(k->cpu);
+	pattern(&in, k->seed);
+	while (!keepers_stop) {
+		syscalls_keeping(avx, SYS_sched_yield, 0, 0, 0, 50, &in, &out);
+		k->bad += changed(avx, &in, &out);
+		k->rounds++;
+	}
+	return NULL;
+}
+
+static struct keeper keepers[8];
+static int nkeepers;
+
+static void keepers_start(void)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	keepers_stop = 0;
+	nkeepers = 0;
+	for (int c = 0; c < ncpu && nkeepers < 8; c++)
+		for (int j = 0; j < 2 && nkeepers < 8; j++) {
+			struct keeper *k = &keepers[nkeepers++];
+
+			k->cpu = c;
+			k->seed = 100 + (unsigned int)nkeepers;
+			k->rounds = 0;
+			k->bad = 0;
+			pthread_create(&k->th, NULL, keeper, k);
+		}
+}
+
+/* Stop them; returns the bytes that changed, and how many rounds ran in *rounds. */
+static long keepers_end(long *rounds)
+{
+	long bad = 0;
+
+	keepers_stop = 1;
+	*rounds = 0;
+	for (int i = 0; i < nkeepers; i++) {
+		pthread_join(keepers[i].th, NULL);
+		bad += keepers[i].bad;
+		*rounds += keepers[i].rounds;
+	}
+	return bad;
+}
+
+/* ---- Files ---- */
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* The whole file, in a buffer that stays valid until the next call; NULL with errno. */
+static char *read_file(const char *path)
+{
+	static char *buf;
+	static size_t cap;
+	int fd = open(path, O_RDONLY);
+	size_t len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (len + 1 >= cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			buf = realloc(buf, cap);
+			if (!buf)
+				t_die("realloc");
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	close(fd);
+	return buf;
+}
+
+static int as_nobody(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(100);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Root, without CAP_SYS_ADMIN and CAP_PERFMON in its effective set. */
+static int as_root_without_caps(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2];
+
+		if (syscall(SYS_capget, &h, d))
+			_exit(100);
+		d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+		d[CAP_PERFMON / 32].effective &= ~(1u << (CAP_PERFMON % 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(101);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int open_fpu(void)
+{
+	int fd = open(FPU, O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int open_live(void)
+{
+	int fd = open(LIVE, O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A thread on CPU 0 that wants the CPU all the time and notes the longest time it went
+ * without it. (Its CPU time would not do: after a run that kept the CPU, the scheduler lets
+ * it catch up before the run's thread sees the end of its read.)
+ */
+struct competitor {
+	pthread_t th;
+	volatile int ready, stop, reset;
+	volatile uint64_t max_gap;
+};
+
+static void *compete(void *arg)
+{
+	struct competitor *c = arg;
+	uint64_t prev;
+
+	t_pin(0);
+	prev = t_mono_ns();
+	c->ready = 1;
+	while (!c->stop) {
+		uint64_t now = t_mono_ns();
+
+		if (c->reset) {
+			c->reset = 0;
+			c->max_gap = 0;
+		} else if (now - prev > c->max_gap) {
+			c->max_gap = now - prev;
+		}
+		prev = now;
+	}
+	return NULL;
+}
+
+static void t_unpin(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* ---- Live probes ---- */
+
+static bool live_state(const char *which, const char *state)
+{
+	char pat[32], *s = read_file(LIVE);
+
+	snprintf(pat, sizeof(pat), "%s: %s", which, state);
+	return s && strstr(s, pat);
+}
+
+static bool probed(const char *func)
+{
+	char *s = read_file(KPROBES);
+
+	return s && strstr(s, func);
+}
+
+/* "x86_fpu_latency_xsave: x86/fpu: latency:N RFBM:0xH XINUSE:0xH" at the end of the line. */
+static bool seed_format(const char *line, const char *ev)
+{
+	char pat[64];
+	const char *p;
+	unsigned long long lat, rfbm, xinuse;
+	int end = 0;
+
+	snprintf(pat, sizeof(pat), " %s: x86/fpu: latency:", ev);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	return sscanf(p + strlen(pat), "%llu RFBM:0x%llx XINUSE:0x%llx%n", &lat, &rfbm, &xinuse,
+		      &end) == 3 &&
+	       !p[strlen(pat) + end];
+}
+
+int main(void)
+{
+	uint64_t rungs[8];
+	int nrungs = expected_rungs(rungs);
+	const char *kernel_save = NULL, *kernel_restore;
+	static struct run run;
+	char buf[256];
+	struct stat st;
+	char *s;
+
+	for (int i = 0; i < 4; i++)
+		if (cpu_flag(op_flags[i]))
+			kernel_save = ops[i];
+	kernel_restore = cpu_flag("xsaves") ? "XRSTORS" : "XRSTOR";
+	printf("# XCR0 0x%llx, %d RFBMs; the kernel saves with %s, restores with %s\n",
+	       (unsigned long long)xgetbv0(), nrungs, kernel_save ? kernel_save : "-",
+	       kernel_restore);
+	if (!kernel_save) {
+		TEST("the fpu file without XSAVE") {
+			CHECK_ERRNO(fpu_run(NULL, &s), EOPNOTSUPP);
+		}
+		return t_done("t_fpu");
+	}
+
+	TEST("the fpu file: root's, mode 0600; others and root without the capabilities refused") {
+		REQUIRE(stat(FPU, &st) == 0, "stat: %s", strerror(errno));
+		CHECK_EQ(st.st_mode & 07777, 0600);
+		CHECK_EQ(st.st_uid, 0);
+		CHECK_EQ(as_nobody(open_fpu), EACCES);
+		CHECK_EQ(as_root_without_caps(open_fpu), EPERM);
+		CHECK_EQ(as_nobody(open_live), EACCES);
+		CHECK(stat(LIVE, &st) == 0 && (st.st_mode & 07777) == 0400, "mode %o",
+		      st.st_mode & 07777);
+	}
+
+	TEST("requests out of bounds are refused; nothing is mapped; a finished run is final") {
+		int fd = open(FPU, O_RDWR);
+		char c;
+
+		REQUIRE(fd >= 0, "open: %s", strerror(errno));
+		CHECK_ERRNO(write(fd, "samples=0", 9), EINVAL);
+		CHECK_ERRNO(write(fd, "samples=100001", 14), EINVAL);
+		CHECK_ERRNO(write(fd, "max_ms=60001", 12), EINVAL);
+		CHECK_ERRNO(write(fd, "samples=10 bogus=1", 18), EINVAL);
+		CHECK_ERRNO(write(fd, "samples=-1", 10), EINVAL);
+		CHECK_ERRNO(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0), ENODEV);
+		CHECK_EQ(write(fd, "samples=1 max_ms=5000\n", 22), 22);
+		CHECK_EQ(read(fd, &c, 1), 1);
+		CHECK_ERRNO(write(fd, "samples=2", 9), EBUSY);
+		close(fd);
+	}
+
+	TEST("a row for every instruction x RFBM x XINUSE state of this CPU, in order, none other") {
+		char req[64];
+		uint64_t t0;
+		int k = 0;
+
+		snprintf(req, sizeof(req), "samples=%d max_ms=60000", SAMPLES);
+		t0 = t_mono_ns();
+		REQUIRE(fpu_run(req, &run.text) == 0, "run: %s", strerror(errno));
+		printf("%s#   %.0f ms\n", run.text, (t_mono_ns() - t0) / 1e6);
+		parse_rows(&run);
+		for (int op = 0; op < 6; op++) {
+			if (!cpu_flag(op_flags[op]))
+				continue;
+			for (int g = 0; g < nrungs; g++)
+				for (int state = 0; state < 2; state++, k++) {
+					const struct row *r = &run.rows[k];
+					const char *want = state ? "modified" : "init";
+
+					REQUIRE(k < run.nrows, "row %d missing (%s 0x%llx %s)", k,
+						ops[op], (unsigned long long)rungs[g], want);
+					CHECK(!strcmp(r->op, ops[op]) && r->rfbm == rungs[g] &&
+						      !strcmp(r->state, want),
+					      "row %d: %s 0x%llx %s, expected %s 0x%llx %s", k,
+					      r->op, r->rfbm, r->state, ops[op],
+					      (unsigned long long)rungs[g], want);
+				}
+		}
+		CHECK_EQ(run.nrows, k);
+		for (int i = 0; i < run.nrows; i++) {
+			const struct row *r = &run.rows[i];
+
+			for (int op = 0; op < 6; op++)
+				CHECK(strcmp(r->op, ops[op]) != 0 || cpu_flag(op_flags[op]),
+				      "row %d: %s, which this CPU lacks", i, r->op);
+			CHECK(r->kernel == (!strcmp(r->op, kernel_save) ||
+					    !strcmp(r->op, kernel_restore)),
+			      "row %d: %s marked %d", i, r->op, r->kernel);
+			CHECK(!(r->xinuse & ~r->rfbm), "row %d: XINUSE 0x%llx outside RFBM 0x%llx",
+			      i, r->xinuse, r->rfbm);
+		}
+		CHECK(field(run.text, "variants", buf, sizeof(buf)), "no variants line");
+		snprintf(req, sizeof(req), "%s %s", kernel_save, kernel_restore);
+		CHECK(field(run.text, "kernel", buf, sizeof(buf)) && !strcmp(buf, req),
+		      "kernel %s, expected %s", buf, req);
+		snprintf(req, sizeof(req), "0x%llx", (unsigned long long)xgetbv0());
+		CHECK(field(run.text, "xcr0", buf, sizeof(buf)) && !strcmp(buf, req), "xcr0 %s",
+		      buf);
+		snprintf(req, sizeof(req), "0x%llx", (unsigned long long)rungs[nrungs - 1]);
+		CHECK(field(run.text, "measured", buf, sizeof(buf)) && !strcmp(buf, req),
+		      "measured %s, expected %s", buf, req);
+		CHECK(field(run.text, "timer", buf, sizeof(buf)), "no timer line");
+		CHECK(field(run.text, "check", buf, sizeof(buf)) &&
+			      (check_line(buf, kernel_save, rungs[nrungs - 1]) ||
+			       !strncmp(buf, "unavailable ", 12)),
+		      "check line: %s", buf);
+		CHECK(strstr(run.text, "\nend\n"), "no end line");
+	}
+
+	/*
+	 * p50 <= avg97 is not a property of every sample set ({1, 2, 2}: p50 2, avg97 1.67), and
+	 * emulated TSC readings are often skewed to the low side: counted and shown, not required.
+	 */
+	TEST("every row: as many samples as asked, min <= p50 <= p99 <= max, min <= avg97 <= avg") {
+		int below = 0;
+
+		REQUIRE(run.nrows > 0, "no rows");
+		for (int i = 0; i < run.nrows; i++) {
+			const struct row *r = &run.rows[i];
+			unsigned long long avg97 = (2 * r->sum97 + r->n97) / (2 * r->n97);
+			unsigned long long avg = (2 * r->sum + r->n) / (2 * r->n);
+
+			CHECK_EQ(r->n, SAMPLES);
+			CHECK_EQ(r->n97, (SAMPLES * 97 + 50) / 100);
+			CHECK(r->min <= r->p50 && r->p50 <= r->p99 && r->p99 <= r->max,
+			      "row %d %s 0x%llx %s: min %llu p50 %llu p99 %llu max %llu", i, r->op,
+			      r->rfbm, r->state, r->min, r->p50, r->p99, r->max);
+			CHECK(r->min <= avg97 && avg97 <= avg && avg <= r->max &&
+				      r->sum97 <= r->sum,
+			      "row %d %s 0x%llx %s: min %llu avg97 %llu avg %llu max %llu", i,
+			      r->op, r->rfbm, r->state, r->min, avg97, avg, r->max);
+			below += avg97 < r->p50;
+		}
+		printf("#   rows whose avg97 is below their p50: %d of %d\n", below, run.nrows);
+	}
+
+	TEST("csfcat fpu: the header names CPU, microcode, kernel, TSC, instructions; --json") {
+		static char out[1 << 18];
+		FILE *f = popen("csfcat fpu --samples 50", "r");
+		size_t n;
+		bool found;
+
+		REQUIRE(f, "popen");
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = 0;
+		CHECK_EQ(pclose(f), 0);
+		printf("%s", out);
+		CHECK(strstr(out, "# cpu: ") && strstr(out, ", microcode "), "cpu");
+		CHECK(strstr(out, "# kernel: Linux "), "kernel");
+		CHECK(strstr(out, "# TSC: ") && strstr(out, " MHz"), "tsc");
+		CHECK(strstr(out, "# instructions: "), "instructions");
+		CHECK(strstr(out, "EVENTs") && strstr(out, "lat_avg(97%)  p50") &&
+			      strstr(out, "unit"),
+		      "columns");
+		snprintf(buf, sizeof(buf), "\n%s*  ", kernel_save);
+		CHECK(strstr(out, buf), "the kernel's save instruction is not marked");
+		f = popen("csfcat fpu --samples 50 --json", "r");
+		REQUIRE(f, "popen");
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = 0;
+		CHECK_EQ(pclose(f), 0);
+		CHECK(tjson_valid(out), "not JSON: %s", out);
+		CHECK(tjson_num(out, "samples", &found) == 50 && found, "samples");
+		CHECK(strstr(out, "\"unit\":\"cycles\""), "unit");
+		CHECK(system("csfcat fpu --samples 0 2>/dev/null") == 2 << 8, "usage error");
+	}
+
+	TEST("the caller's registers, MXCSR, x87 control word and PKRU survive a run") {
+		bool avx = has_avx();
+		struct vregs in, out = { 0 };
+		uint32_t mxcsr = get_mxcsr(), pkru = 0;
+		uint16_t fcw = get_fcw();
+		char *text = malloc(1 << 20);
+		long ret;
+		int fd = open(FPU, O_RDWR);
+
+		REQUIRE(fd >= 0 && text, "open: %s", strerror(errno));
+		CHECK_EQ(write(fd, "samples=50", 10), 10);
+		pattern(&in, 7);
+		set_mxcsr(0x9fc0); /* flush-to-zero, denormals-are-zero: not the default 0x1f80 */
+		set_fcw(0x27f); /* 53-bit precision: not the default 0x37f */
+		if (has_pku()) {
+			pkru = rdpkru();
+			/* key 1 allowed too: neither the default nor what XRSTOR's init state loads */
+			wrpkru(0x55555550);
+		}
+		ret = syscalls_keeping(avx, SYS_read, fd, (long)text, (1 << 20) - 1, 1, &in, &out);
+		CHECK(get_mxcsr() == 0x9fc0, "MXCSR 0x%x", get_mxcsr());
+		CHECK(get_fcw() == 0x27f, "FCW 0x%x", get_fcw());
+		if (has_pku()) {
+			CHECK(rdpkru() == 0x55555550, "PKRU 0x%x", rdpkru());
+			wrpkru(pkru);
+		}
+		set_mxcsr(mxcsr);
+		set_fcw(fcw);
+		CHECK(ret > 0, "read: %ld", ret);
+		CHECK_EQ(changed(avx, &in, &out), 0);
+		close(fd);
+		free(text);
+	}
+
+	/* Interrupted at many points, in init rows too (XRSTOR's init state has PKRU 0). */
+	TEST("the caller's PKRU survives runs interrupted at many points") {
+		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+		uint32_t pkru;
+		int wrong = 0, runs = 0;
+
+		if (!has_pku())
+			SKIP("no protection keys");
+		sigaction(SIGALRM, &sa, NULL);
+		pkru = rdpkru();
+		wrpkru(0x55555550);
+		for (int ms = 20; ms <= 400; ms += 20) {
+			struct itimerval it = { .it_value = { .tv_usec = (long)ms * 1000 } };
+
+			setitimer(ITIMER_REAL, &it, NULL);
+			if (fpu_run("samples=2000 max_ms=60000", &s) == 0)
+				free(s);
+			else
+				runs += errno == EINTR;
+			wrong += rdpkru() != 0x55555550;
+		}
+		setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+		printf("#   %d of 20 runs interrupted; PKRU wrong after %d\n", runs, wrong);
+		wrpkru(pkru);
+		CHECK_EQ(wrong, 0);
+		CHECK(runs > 0, "no run was interrupted");
+	}
+
+	TEST("threads keep their registers through calibrated runs") {
+		long rounds, bad;
+
+		keepers_start();
+		for (int i = 0; i < 2; i++) {
+			CHECK(fpu_run("samples=100", &s) == 0, "run: %s", strerror(errno));
+			free(s);
+		}
+		bad = keepers_end(&rounds);
+		printf("#   %d threads, %ld rounds of 50 yields\n", nkeepers, rounds);
+		CHECK(rounds > 0, "the threads did not run");
+		CHECK_EQ(bad, 0);
+	}
+
+	TEST("a run ends on a signal (EINTR) and past its bound (ETIME)") {
+		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+		struct itimerval it = { .it_value = { .tv_usec = 300000 } };
+		uint64_t t0;
+
+		sigaction(SIGALRM, &sa, NULL);
+		t0 = t_mono_ns();
+		setitimer(ITIMER_REAL, &it, NULL);
+		CHECK_ERRNO(fpu_run("samples=100000 max_ms=5000", &s), EINTR);
+		printf("#   interrupted after %.0f ms\n", (t_mono_ns() - t0) / 1e6);
+		CHECK(t_mono_ns() - t0 < 10000000000ull, "took %.0f ms", (t_mono_ns() - t0) / 1e6);
+		t0 = t_mono_ns();
+		CHECK_ERRNO(fpu_run("samples=100000 max_ms=200", &s), ETIME);
+		printf("#   bounded after %.0f ms\n", (t_mono_ns() - t0) / 1e6);
+		CHECK(t_mono_ns() - t0 < 10000000000ull, "took %.0f ms", (t_mono_ns() - t0) / 1e6);
+		CHECK(fpu_run("samples=10", &s) == 0, "a run after them: %s", strerror(errno));
+		free(s);
+	}
+
+	TEST("a run yields the CPU between batches: a thread on the same CPU keeps running") {
+		struct competitor comp = { 0 };
+		uint64_t t0, wall;
+
+		t_pin(0);
+		pthread_create(&comp.th, NULL, compete, &comp);
+		while (!comp.ready)
+			sched_yield();
+		comp.reset = 1;
+		t0 = t_mono_ns();
+		CHECK_ERRNO(fpu_run("samples=100000 max_ms=3000", &s), ETIME);
+		wall = t_mono_ns() - t0;
+		comp.stop = 1;
+		pthread_join(comp.th, NULL);
+		printf("#   over a %.0f ms run, the other thread waited %.0f ms at most\n",
+		       wall / 1e6, comp.max_gap / 1e6);
+		CHECK(comp.max_gap < 1000000000, "it waited %.0f ms", comp.max_gap / 1e6);
+		t_unpin();
+	}
+
+	/* The live probes: tracefs and debugfs, mounted if the guest has not. */
+	mount("nodev", TRACING, "tracefs", 0, NULL);
+	mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL);
+
+	TEST("the csf_fpu events print the series' format, in a system of their own") {
+		const char *f;
+
+		f = read_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/format");
+		REQUIRE(f, "no event csf_fpu/x86_fpu_latency_xsave: %s", strerror(errno));
+		CHECK(strstr(f, "print fmt: \"x86/fpu: latency:%lld RFBM:0x%llx XINUSE:0x%llx\", "
+				"REC->latency, REC->rfbm, REC->xinuse"),
+		      "%s", f);
+		CHECK(read_file(TRACING "/events/csf_fpu/x86_fpu_latency_xrstor/format"), "xrstor");
+		CHECK(stat(TRACING "/events/x86_fpu/x86_fpu_latency_xsave", &st) && errno == ENOENT,
+		      "the event joined the kernel's x86_fpu system");
+		CHECK(!stat(TRACING "/events/x86_fpu", &st), "the kernel's x86_fpu system is gone");
+		CHECK(live_state("xsave", "off") && live_state("xrstor", "off"), "%s",
+		      read_file(LIVE));
+		CHECK(!probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
+		      "probes while off: %s", read_file(KPROBES));
+	}
+
+	TEST("enabling an event arms its probe only; disabling it disarms") {
+		REQUIRE(!write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1"),
+			"enable: %s", strerror(errno));
+		CHECK(live_state("xsave", "on") && live_state("xrstor", "off"), "%s",
+		      read_file(LIVE));
+		CHECK(probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
+		      "%s", read_file(KPROBES));
+		CHECK(!write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "0"),
+		      "disable: %s", strerror(errno));
+		CHECK(live_state("xsave", "off"), "%s", read_file(LIVE));
+		CHECK(!probed("save_fpregs_to_fpstate"), "%s", read_file(KPROBES));
+	}
+
+	TEST("live events from the switch and return paths, in the series' format") {
+		int xsave = 0, xrstor = 0, ours = 0, bad = 0;
+		long rounds;
+		uint64_t user = rungs[nrungs - 1];
+
+		write_file(TRACING "/trace", "");
+		REQUIRE(!write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+			strerror(errno));
+		keepers_start();
+		t_sleep_ns(500000000);
+		CHECK_EQ(keepers_end(&rounds), 0);
+		CHECK(!write_file(TRACING "/events/csf_fpu/enable", "0"), "disable: %s",
+		      strerror(errno));
+		printf("#   %s", read_file(LIVE));
+		s = read_file(TRACING "/trace");
+		REQUIRE(s, "trace: %s", strerror(errno));
+		for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+			unsigned long long rfbm = 0, xinuse = 0;
+			const char *r = strstr(line, "RFBM:0x"), *x = strstr(line, "XINUSE:0x");
+
+			if (line[0] == '#')
+				continue;
+			if (seed_format(line, "x86_fpu_latency_xsave"))
+				xsave++;
+			else if (seed_format(line, "x86_fpu_latency_xrstor"))
+				xrstor++;
+			else if (bad++ < 3)
+				printf("#   not the series' format: %s\n", line);
+			if (r && x) {
+				rfbm = strtoull(r + 7, NULL, 16);
+				xinuse = strtoull(x + 9, NULL, 16);
+			}
+			/* the task's fpstate->xfeatures: our user features, maybe supervisor ones */
+			if ((rfbm & xgetbv0() & 0x202ff) != user && bad++ < 3)
+				printf("#   RFBM 0x%llx lacks 0x%llx: %s\n", rfbm,
+				       (unsigned long long)user, line);
+			if (strstr(line, "t_fpu-") && strstr(line, "xsave:") && has_avx() &&
+			    (xinuse & 0x4))
+				ours++;
+		}
+		printf("#   %d xsave and %d xrstor events; %d xsave events of our threads with AVX in "
+		       "use\n",
+		       xsave, xrstor, ours);
+		CHECK(xsave > 0 && xrstor > 0, "xsave %d xrstor %d", xsave, xrstor);
+		CHECK_EQ(bad, 0);
+		CHECK(!has_avx() || ours > 0, "no event shows our threads' AVX state in use");
+	}
+
+	TEST("csfcat fpu-report reads the live trace without a malformed line") {
+		static char out[65536];
+		FILE *f = popen("csfcat fpu-report " TRACING "/trace", "r");
+		size_t n;
+
+		REQUIRE(f, "popen");
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = 0;
+		CHECK_EQ(pclose(f), 0);
+		printf("%s", out);
+		CHECK(strstr(out, " 0 malformed lines skipped"), "malformed lines");
+		CHECK(strstr(out, "\nx86_fpu_latency_xrstor ") &&
+			      strstr(out, "\nx86_fpu_latency_xsave "),
+		      "rows");
+	}
+
+	TEST("csfcat fpu-report on trace_pipe prints its table at SIGINT") {
+		const char *out = "/tmp/t_fpu_pipe.out";
+		long rounds;
+		int status;
+		pid_t pid;
+
+		REQUIRE(!write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+			strerror(errno));
+		pid = fork();
+		if (pid == 0) {
+			int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(100);
+			execlp("csfcat", "csfcat", "fpu-report", TRACING "/trace_pipe", NULL);
+			_exit(101);
+		}
+		keepers_start();
+		t_sleep_ns(500000000);
+		kill(pid, SIGINT);
+		waitpid(pid, &status, 0);
+		keepers_end(&rounds);
+		write_file(TRACING "/events/csf_fpu/enable", "0");
+		s = read_file(out);
+		printf("%s", s ? s : "(no output)\n");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+		CHECK(s && strstr(s, "# " TRACING "/trace_pipe: ") &&
+			      strstr(s, "\nx86_fpu_latency_xsave "),
+		      "no table");
+		unlink(out);
+	}
+
+	TEST("probes on and off in a loop, with calibrated runs and threads that keep registers") {
+		long rounds, bad;
+		int fails = 0;
+
+		keepers_start();
+		for (int i = 0; i < 8; i++) {
+			fails += write_file(TRACING "/events/csf_fpu/enable", "1") != 0;
+			fails += !live_state("xsave", "on") || !live_state("xrstor", "on");
+			if (i % 4 == 0) {
+				fails += fpu_run("samples=20", &s) != 0;
+				free(s);
+			}
+			t_sleep_ns(20000000);
+			fails += write_file(TRACING "/events/csf_fpu/enable", "0") != 0;
+			fails += !live_state("xsave", "off") || !live_state("xrstor", "off");
+		}
+		bad = keepers_end(&rounds);
+		printf("#   %ld rounds of 50 yields\n#   %s", rounds, read_file(LIVE));
+		CHECK_EQ(fails, 0);
+		CHECK_EQ(bad, 0);
+		/* the calibrated runs saved through kernel_fpu_begin(): seen, not timed */
+		s = read_file(LIVE);
+		REQUIRE(s, "%s", strerror(errno));
+		s[strcspn(s, "\n")] = 0; /* the xsave line */
+		CHECK(strstr(s, "__switch_to*") && strstr(s, " kernel_fpu_begin_mask") &&
+			      !strstr(s, "kernel_fpu_begin_mask*") &&
+			      !strstr(s, "other callers 0;"),
+		      "%s", s);
+		CHECK(!probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
+		      "%s", read_file(KPROBES));
+		write_file(TRACING "/trace", "");
+	}
+
+	return t_done("t_fpu");
+}
