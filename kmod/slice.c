@@ -24,6 +24,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
+#include <linux/uaccess.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -93,29 +94,56 @@ static struct tracepoint *csf_switch_tp, *csf_nr_running_tp;
 
 /* ---- Stacks ---- */
 
-/* The interrupted context's stack: a user address, or the kernel's frames (ORC unwinder). */
-static void csf_stack_save(struct csf_stack *st, struct pt_regs *regs)
+/* The return addresses above regs (ORC unwinder), appended to st. */
+static void csf_unwind(struct csf_stack *st, struct pt_regs *regs)
 {
 	struct unwind_state state;
 	unsigned long addr;
+	bool first = true;
+
+	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state), first = false) {
+		addr = unwind_get_return_address(&state);
+		if (!addr || st->nr == CSF_STACK_DEPTH)
+			break;
+		if (!first || addr != regs->ip) /* the unwinder may begin with regs->ip itself */
+			st->ip[st->nr++] = addr;
+	}
+}
+
+/* The interrupted context's stack: a user address, or the kernel's frames. */
+static void csf_stack_save(struct csf_stack *st, struct pt_regs *regs)
+{
+	struct csf_stack more = {};
+	struct pt_regs caller;
+	unsigned long ret;
 
 	st->nr = 0;
 	st->user = 0;
 	if (!regs)
 		return;
+	st->ip[st->nr++] = regs->ip;
 	if (user_mode(regs)) {
 		st->user = 1;
-		st->ip[st->nr++] = regs->ip;
 		return;
 	}
-	st->ip[st->nr++] = regs->ip;
-	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
-	     unwind_next_frame(&state)) {
-		addr = unwind_get_return_address(&state);
-		if (!addr || st->nr == CSF_STACK_DEPTH)
-			break;
-		if (addr != regs->ip || st->nr > 1)
-			st->ip[st->nr++] = addr;
+	csf_unwind(st, regs);
+	/*
+	 * Code without unwind data (an indirect-call thunk, say) stops the unwinder at once. It
+	 * was entered by a call more often than not: try again from the return address on top of
+	 * the stack, and keep what follows only if the unwinder knows that address.
+	 */
+	if (st->nr > 1 || copy_from_kernel_nofault(&ret, (void *)regs->sp, sizeof(ret)))
+		return;
+	caller = *regs;
+	caller.ip = ret;
+	caller.sp = regs->sp + sizeof(ret);
+	more.ip[more.nr++] = ret;
+	csf_unwind(&more, &caller);
+	if (more.nr > 1) {
+		memcpy(&st->ip[1], more.ip,
+		       min_t(size_t, more.nr, CSF_STACK_DEPTH - 1) * sizeof(more.ip[0]));
+		st->nr = 1 + min_t(u8, more.nr, CSF_STACK_DEPTH - 1);
 	}
 }
 
