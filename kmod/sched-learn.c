@@ -42,10 +42,9 @@ struct csf_learn {
 	unsigned int nr[2][2]; /* [enqueue][candidate offset]: the count read just after it */
 };
 
-/* Park a learning kthread until kthread_stop(), so that none runs module code after it. */
-static int csf_learn_park(struct csf_learn *l)
+/* Wait for kthread_stop(), so that no learning kthread runs module code after it. */
+static int csf_learn_wait_stop(void)
 {
-	complete(&l->done);
 	while (!kthread_should_stop()) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (!kthread_should_stop())
@@ -53,6 +52,12 @@ static int csf_learn_park(struct csf_learn *l)
 		__set_current_state(TASK_RUNNING);
 	}
 	return 0;
+}
+
+static int csf_learn_park(struct csf_learn *l)
+{
+	complete(&l->done);
+	return csf_learn_wait_stop();
 }
 
 /* A kthread reads its own class under each policy; deadline needs an unbound one. */
@@ -192,13 +197,7 @@ static void csf_nr_running_probe(void *data, struct rq *rq, int change)
 
 static int csf_learn_idle(void *arg)
 {
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (!kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-	}
-	return 0;
+	return csf_learn_wait_stop();
 }
 
 /* On l->cpu: wake two kthreads bound to the same CPU, so that the enqueues are this CPU's. */

@@ -389,11 +389,8 @@ static void bench_switches(void)
 
 static void write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		t_die("write %s", path);
-	close(fd);
+	if (t_write_file(path, s))
+		t_die("write %s to %s", s, path);
 }
 
 static long long kernel_bytes(void)
@@ -554,15 +551,6 @@ enum wmode { W_NOMODULE, W_OFF, W_ON, W_FTRACE, NR_WMODES };
 static const char *const wmode_name[NR_WMODES] = { "no module", "module, watch off",
 						   "watch on (50 ms)", "ftrace sched_switch" };
 
-static void write_or_die(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		t_die("write %s to %s", s, path);
-	close(fd);
-}
-
 static void wmode_enter(enum wmode m)
 {
 	switch (m) {
@@ -576,11 +564,11 @@ static void wmode_enter(enum wmode m)
 				t_sleep_ns(20 * MS);
 		break;
 	case W_ON:
-		write_or_die(WARN, "50000");
+		write_str(WARN, "50000");
 		break;
 	case W_FTRACE:
-		write_or_die(TRACING "/events/sched/sched_switch/enable", "1");
-		write_or_die(TRACING "/tracing_on", "1");
+		write_str(TRACING "/events/sched/sched_switch/enable", "1");
+		write_str(TRACING "/tracing_on", "1");
 		break;
 	default:
 		break;
@@ -596,11 +584,11 @@ static void wmode_leave(enum wmode m)
 			t_die("reload coarse_stat_fs");
 		break;
 	case W_ON:
-		write_or_die(WARN, "0");
+		write_str(WARN, "0");
 		break;
 	case W_FTRACE:
-		write_or_die(TRACING "/events/sched/sched_switch/enable", "0");
-		write_or_die(TRACING "/trace", ""); /* empty the ring buffer */
+		write_str(TRACING "/events/sched/sched_switch/enable", "0");
+		write_str(TRACING "/trace", ""); /* empty the ring buffer */
 		break;
 	default:
 		break;
@@ -617,7 +605,7 @@ static void bench_slice_watch(void)
 	double med[2][NR_WMODES], noise[2];
 
 	mount("nodev", TRACING, "tracefs", 0, NULL);
-	write_or_die(TRACING "/tracing_on", "0");
+	write_str(TRACING "/tracing_on", "0");
 	printf("\n4. The long-slice watch: a byte back and forth through two pipes between two\n"
 	       "unregistered threads, %d round trips, median of %d runs; no BPF in the guest, so\n"
 	       "the tracer is the kernel's sched_switch event, as perf and trace-cmd record it\n\n",

@@ -21,13 +21,16 @@
 #define _GNU_SOURCE /* strerrorname_np() */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../lib/coarse_stat_fs.h"
 
@@ -143,6 +146,37 @@ static inline uint64_t t_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Write val to a file (sysfs, procfs, tracefs): 0, or -1 with the errno of the open or write. */
+static inline int t_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), e;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* Run a shell command, capture its stdout (NUL-terminated), return its exit status or -1. */
+static inline int t_run(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n;
+	int status;
+
+	if (!f)
+		t_die("popen %s", cmd);
+	n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	status = pclose(f);
+	printf("#   $ %s -> %d\n", cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* Sleep for ns nanoseconds, whatever signals arrive. */

@@ -84,20 +84,6 @@ static void slurp(const char *cmd_or_path, bool is_cmd, char *buf, size_t len)
 		fclose(f);
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), e;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
 static unsigned int read_period(void)
 {
 	char buf[32] = "";
@@ -303,24 +289,24 @@ int main(void)
 		p = measured_period_us();
 		printf("#   period_us %u: refreshed every %.0f us\n", old, p);
 		CHECK(p > old * 0.8 && p < old * 1.5 + 2000, "refreshed every %.0f us", p);
-		REQUIRE(write_file(PERIOD, "2000") == 0, "set period_us: %s", strerror(errno));
+		REQUIRE(t_write_file(PERIOD, "2000") == 0, "set period_us: %s", strerror(errno));
 		CHECK_EQ(read_period(), 2000);
 		p = measured_period_us();
 		printf("#   period_us 2000: refreshed every %.0f us\n", p);
 		CHECK(p > 1600 && p < 5000, "refreshed every %.0f us", p);
 		t_cpu_snap(&c, CSF_CPU_ALL);
 		CHECK_EQ(c.period_us, 2000);
-		CHECK(write_file(PERIOD, "10000") == 0, "restore: %s", strerror(errno));
+		CHECK(t_write_file(PERIOD, "10000") == 0, "restore: %s", strerror(errno));
 	}
 
 	TEST("period_us refuses values out of bounds or not numbers") {
-		CHECK_ERRNO(write_file(PERIOD, "999"), EINVAL);
-		CHECK_ERRNO(write_file(PERIOD, "10000001"), EINVAL);
-		CHECK_ERRNO(write_file(PERIOD, "-5"), EINVAL);
-		CHECK_ERRNO(write_file(PERIOD, "fast"), EINVAL);
+		CHECK_ERRNO(t_write_file(PERIOD, "999"), EINVAL);
+		CHECK_ERRNO(t_write_file(PERIOD, "10000001"), EINVAL);
+		CHECK_ERRNO(t_write_file(PERIOD, "-5"), EINVAL);
+		CHECK_ERRNO(t_write_file(PERIOD, "fast"), EINVAL);
 		CHECK_EQ(read_period(), 10000);
-		CHECK(write_file(PERIOD, "1000") == 0 && write_file(PERIOD, "10000000") == 0 &&
-			      write_file(PERIOD, "10000") == 0,
+		CHECK(t_write_file(PERIOD, "1000") == 0 && t_write_file(PERIOD, "10000000") == 0 &&
+			      t_write_file(PERIOD, "10000") == 0,
 		      "the bounds themselves: %s", strerror(errno));
 	}
 
@@ -333,7 +319,7 @@ int main(void)
 		atomic_store(&reading, 1);
 		pthread_create(&th, NULL, reader, &reads);
 		t_cpu_snap(&s0, CSF_CPU_ALL);
-		REQUIRE(write_file(CPU1_ONLINE, "0") == 0, "offline cpu1: %s", strerror(errno));
+		REQUIRE(t_write_file(CPU1_ONLINE, "0") == 0, "offline cpu1: %s", strerror(errno));
 		t_sleep_ns(50 * MS);
 		t_cpu_snap(&c, 1);
 		CHECK_EQ(c.row.online, 0);
@@ -353,7 +339,7 @@ int main(void)
 		for (int k = 0; k < NFIELDS; k++)
 			CHECK(k == 4 || f[k] >= before[k], "sum %s went back", field_names[k]);
 
-		REQUIRE(write_file(CPU1_ONLINE, "1") == 0, "online cpu1: %s", strerror(errno));
+		REQUIRE(t_write_file(CPU1_ONLINE, "1") == 0, "online cpu1: %s", strerror(errno));
 		t_sleep_ns(50 * MS);
 		t_cpu_snap(&c, 1);
 		CHECK_EQ(c.row.online, 1);
@@ -399,7 +385,7 @@ int main(void)
 		pthread_t th;
 
 		csf_cpu_unmap(); /* the next map starts the timer on CPU 0, the reader's */
-		REQUIRE(write_file(PERIOD, "1000") == 0, "period_us: %s", strerror(errno));
+		REQUIRE(t_write_file(PERIOD, "1000") == 0, "period_us: %s", strerror(errno));
 		t_pin(1);
 		pthread_create(&th, NULL, rt_read, &r);
 		/* Watchdog on CPU 1: a reader that makes no progress is spinning on an odd seq. */
@@ -418,7 +404,7 @@ int main(void)
 		       (double)r.max_ns / 1e6);
 		CHECK(r.max_ns < 100 * MS, "a read waited %.1f ms for the writer",
 		      (double)r.max_ns / 1e6);
-		write_file(PERIOD, "10000");
+		t_write_file(PERIOD, "10000");
 		t_pin(0);
 	}
 

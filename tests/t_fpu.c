@@ -376,18 +376,6 @@ static long keepers_end(long *rounds)
 
 /* ---- Files ---- */
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* The whole file, in a buffer that stays valid until the next call; NULL with errno. */
 static char *read_file(const char *path)
 {
@@ -862,13 +850,13 @@ int main(void)
 	}
 
 	TEST("enabling an event arms its probe only; disabling it disarms") {
-		REQUIRE(!write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1"),
+		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1"),
 			"enable: %s", strerror(errno));
 		CHECK(live_state("xsave", "on") && live_state("xrstor", "off"), "%s",
 		      read_file(LIVE));
 		CHECK(probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
 		      "%s", read_file(KPROBES));
-		CHECK(!write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "0"),
+		CHECK(!t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "0"),
 		      "disable: %s", strerror(errno));
 		CHECK(live_state("xsave", "off"), "%s", read_file(LIVE));
 		CHECK(!probed("save_fpregs_to_fpstate"), "%s", read_file(KPROBES));
@@ -879,13 +867,13 @@ int main(void)
 		long rounds;
 		uint64_t user = rungs[nrungs - 1];
 
-		write_file(TRACING "/trace", "");
-		REQUIRE(!write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+		t_write_file(TRACING "/trace", "");
+		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
 			strerror(errno));
 		keepers_start();
 		t_sleep_ns(500000000);
 		CHECK_EQ(keepers_end(&rounds), 0);
-		CHECK(!write_file(TRACING "/events/csf_fpu/enable", "0"), "disable: %s",
+		CHECK(!t_write_file(TRACING "/events/csf_fpu/enable", "0"), "disable: %s",
 		      strerror(errno));
 		printf("#   %s", read_file(LIVE));
 		s = read_file(TRACING "/trace");
@@ -944,7 +932,7 @@ int main(void)
 		int status;
 		pid_t pid;
 
-		REQUIRE(!write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
 			strerror(errno));
 		pid = fork();
 		if (pid == 0) {
@@ -960,7 +948,7 @@ int main(void)
 		kill(pid, SIGINT);
 		waitpid(pid, &status, 0);
 		keepers_end(&rounds);
-		write_file(TRACING "/events/csf_fpu/enable", "0");
+		t_write_file(TRACING "/events/csf_fpu/enable", "0");
 		s = read_file(out);
 		printf("%s", s ? s : "(no output)\n");
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
@@ -976,14 +964,14 @@ int main(void)
 
 		keepers_start();
 		for (int i = 0; i < 8; i++) {
-			fails += write_file(TRACING "/events/csf_fpu/enable", "1") != 0;
+			fails += t_write_file(TRACING "/events/csf_fpu/enable", "1") != 0;
 			fails += !live_state("xsave", "on") || !live_state("xrstor", "on");
 			if (i % 4 == 0) {
 				fails += fpu_run("samples=20", &s) != 0;
 				free(s);
 			}
 			t_sleep_ns(20000000);
-			fails += write_file(TRACING "/events/csf_fpu/enable", "0") != 0;
+			fails += t_write_file(TRACING "/events/csf_fpu/enable", "0") != 0;
 			fails += !live_state("xsave", "off") || !live_state("xrstor", "off");
 		}
 		bad = keepers_end(&rounds);
@@ -1000,7 +988,7 @@ int main(void)
 		      "%s", s);
 		CHECK(!probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
 		      "%s", read_file(KPROBES));
-		write_file(TRACING "/trace", "");
+		t_write_file(TRACING "/trace", "");
 	}
 
 	return t_done("t_fpu");

@@ -16,22 +16,6 @@
 #define JSON_A "/tmp/t_fpu_report_a.json"
 #define JSON_B "/tmp/t_fpu_report_b.json"
 
-/* Run a shell command, capture its stdout, return its exit status. */
-static int run(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-	int status;
-
-	if (!f)
-		t_die("popen %s", cmd);
-	n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	status = pclose(f);
-	printf("#   $ %s -> %d\n", cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void pipe_line(FILE *f, int i, const char *ev, unsigned long long lat, const char *rfbm,
 		      const char *xinuse)
 {
@@ -135,25 +119,25 @@ int main(void)
 	write_log(LOG_B, 2);
 
 	TEST("the table of a generated log: the script's columns, rounding and 97% cut, p50, p99") {
-		CHECK_EQ(run("csfcat fpu-report " LOG_A, out, sizeof(out)), 0);
+		CHECK_EQ(t_run("csfcat fpu-report " LOG_A, out, sizeof(out)), 0);
 		CHECK(!strcmp(out, expected_a), "got:\n%s\nexpected:\n%s", out, expected_a);
 	}
 
 	TEST("standard input reads the same") {
 		char in[65536];
 
-		CHECK_EQ(run("csfcat fpu-report < " LOG_A, in, sizeof(in)), 0);
+		CHECK_EQ(t_run("csfcat fpu-report < " LOG_A, in, sizeof(in)), 0);
 		REQUIRE(strstr(in, "EVENTs"), "%s", in);
 		CHECK(!strcmp(strstr(in, "EVENTs"), strstr(expected_a, "EVENTs")), "%s", in);
 		CHECK(!strncmp(in, "# stdin: 151 lines", 18), "%s", in);
-		CHECK_EQ(run("cat " LOG_A " | csfcat fpu-report -", in, sizeof(in)), 0);
+		CHECK_EQ(t_run("cat " LOG_A " | csfcat fpu-report -", in, sizeof(in)), 0);
 		CHECK(strstr(in, "lat_avg(97%)") && strstr(in, "150001"), "%s", in);
 	}
 
 	TEST("--json: one valid object with the same numbers and the counts") {
 		bool found;
 
-		CHECK_EQ(run("csfcat fpu-report --json " LOG_A, out, sizeof(out)), 0);
+		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A, out, sizeof(out)), 0);
 		CHECK(tjson_valid(out), "not JSON: %s", out);
 		CHECK(tjson_num(out, "lines", &found) == 151 && found, "%s", out);
 		CHECK(tjson_num(out, "events", &found) == 138 && found, "%s", out);
@@ -166,14 +150,16 @@ int main(void)
 	}
 
 	TEST("--compare: rows side by side, B over A (B has every latency doubled)") {
-		CHECK_EQ(run("csfcat fpu-report --json " LOG_A " > " JSON_A, out, sizeof(out)), 0);
-		CHECK_EQ(run("csfcat fpu-report --json " LOG_B " > " JSON_B, out, sizeof(out)), 0);
-		CHECK_EQ(run("csfcat fpu-report --compare " JSON_A " " JSON_B, out, sizeof(out)),
+		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A " > " JSON_A, out, sizeof(out)),
+			 0);
+		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_B " > " JSON_B, out, sizeof(out)),
+			 0);
+		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B, out, sizeof(out)),
 			 0);
 		CHECK(!strcmp(out, expected_compare), "got:\n%s\nexpected:\n%s", out,
 		      expected_compare);
-		CHECK_EQ(run("csfcat fpu-report --compare --json " JSON_A " " JSON_B, out,
-			     sizeof(out)),
+		CHECK_EQ(t_run("csfcat fpu-report --compare --json " JSON_A " " JSON_B, out,
+			       sizeof(out)),
 			 0);
 		CHECK(tjson_valid(out), "not JSON: %s", out);
 		CHECK(strstr(out, "\"avg97_ratio\":2.0000"), "%s", out);
@@ -182,24 +168,24 @@ int main(void)
 	TEST("errors: a missing log (1), bad arguments (2), tables of two units (1)") {
 		FILE *f;
 
-		CHECK_EQ(run("csfcat fpu-report /nonexistent 2>&1", out, sizeof(out)), 1);
-		CHECK_EQ(run("csfcat fpu-report --bogus 2>&1", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat fpu-report a b 2>&1", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat fpu-report --compare " JSON_A " 2>&1", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat fpu-report /nonexistent 2>&1", out, sizeof(out)), 1);
+		CHECK_EQ(t_run("csfcat fpu-report --bogus 2>&1", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat fpu-report a b 2>&1", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " 2>&1", out, sizeof(out)), 2);
 		f = fopen(JSON_B, "w");
 		REQUIRE(f, "%s", strerror(errno));
 		fprintf(f, "{\"kind\":\"fpu\",\"unit\":\"cycles\",\"rows\":[]}\n");
 		fclose(f);
-		CHECK_EQ(run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
-			     sizeof(out)),
+		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
+			       sizeof(out)),
 			 1);
 		CHECK(strstr(out, "not comparable"), "%s", out);
 		f = fopen(JSON_B, "w");
 		REQUIRE(f, "%s", strerror(errno));
 		fprintf(f, "{\"rows\":[{\"event\":\"x\"}\n");
 		fclose(f);
-		CHECK_EQ(run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
-			     sizeof(out)),
+		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
+			       sizeof(out)),
 			 1);
 	}
 

@@ -150,18 +150,6 @@ static long read_long(const char *path)
 	return strtol(buf, NULL, 0);
 }
 
-static int write_str(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n < 0 ? -1 : 0;
-}
-
 static bool stat_enabled(void)
 {
 	char v[8];
@@ -171,7 +159,7 @@ static bool stat_enabled(void)
 
 static bool set_stat(bool on)
 {
-	return !write_str(STAT_DIR "/enabled", on ? "Y" : "N") && stat_enabled() == on;
+	return !t_write_file(STAT_DIR "/enabled", on ? "Y" : "N") && stat_enabled() == on;
 }
 
 /*
@@ -469,29 +457,30 @@ static long start_foreign_kdamond(void)
 	char p[160];
 
 	ram_range(&s, &e);
-	if (write_str(KDAMONDS "/nr_kdamonds", "1") || write_str(KD0 "/contexts/nr_contexts", "1"))
+	if (t_write_file(KDAMONDS "/nr_kdamonds", "1") ||
+	    t_write_file(KD0 "/contexts/nr_contexts", "1"))
 		return -1;
 	snprintf(p, sizeof(p), "%s/operations", ctx);
-	write_str(p, "paddr");
+	t_write_file(p, "paddr");
 	snprintf(p, sizeof(p), "%s/targets/nr_targets", ctx);
-	write_str(p, "1");
+	t_write_file(p, "1");
 	snprintf(p, sizeof(p), "%s/targets/0/regions/nr_regions", ctx);
-	write_str(p, "1");
+	t_write_file(p, "1");
 	snprintf(p, sizeof(p), "%s/targets/0/regions/0/start", ctx);
 	snprintf(v, sizeof(v), "%llu", s);
-	write_str(p, v);
+	t_write_file(p, v);
 	snprintf(p, sizeof(p), "%s/targets/0/regions/0/end", ctx);
 	snprintf(v, sizeof(v), "%llu", e);
-	write_str(p, v);
-	if (write_str(KD0 "/state", "on"))
+	t_write_file(p, v);
+	if (t_write_file(KD0 "/state", "on"))
 		return -1;
 	return read_long(KD0 "/pid");
 }
 
 static void stop_foreign_kdamond(void)
 {
-	write_str(KD0 "/state", "off");
-	write_str(KDAMONDS "/nr_kdamonds", "0");
+	t_write_file(KD0 "/state", "off");
+	t_write_file(KDAMONDS "/nr_kdamonds", "0");
 }
 
 static void *reap(void *pid)

@@ -44,24 +44,12 @@ static atomic_int nreports;
 static atomic_int collecting;
 static int slices_fd = -1;
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
 static void set_warn(unsigned int us)
 {
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u", us);
-	if (write_file(WARN, v))
+	if (t_write_file(WARN, v))
 		t_die("slice_warn_us=%u", us);
 }
 
@@ -321,17 +309,18 @@ int main(void)
 	 * The soft-lockup watchdog runs a stopper on every CPU every few seconds, which preempts
 	 * even SCHED_FIFO 99 and would split the slices measured here: off for the test.
 	 */
-	write_file("/proc/sys/kernel/soft_watchdog", "0");
+	t_write_file("/proc/sys/kernel/soft_watchdog", "0");
 	set_warn(0);
 
 	TEST("the watch off: no probe runs, no timer is queued") {
 		long before, on, after;
 
 		mount("nodev", TRACING, "tracefs", 0, NULL);
-		REQUIRE(write_file(TRACING "/kprobe_events",
-				   "p:csf_hits coarse_stat_fs:csf_switch_probe") == 0,
+		REQUIRE(t_write_file(TRACING "/kprobe_events",
+				     "p:csf_hits coarse_stat_fs:csf_switch_probe") == 0,
 			"kprobe event: %s", strerror(errno));
-		REQUIRE(write_file(TRACING "/events/kprobes/csf_hits/enable", "1") == 0, "enable");
+		REQUIRE(t_write_file(TRACING "/events/kprobes/csf_hits/enable", "1") == 0,
+			"enable");
 		before = probe_hits();
 		ping_pong(500);
 		CHECK(!timer_listed("csf_tick"), "a watch timer queued while off");
@@ -350,8 +339,8 @@ int main(void)
 		CHECK(!timer_listed("csf_tick"), "a watch timer left queued after off");
 		printf("#   probe hits: off %ld, on %ld, off again %ld\n", before, on - before,
 		       after - on);
-		write_file(TRACING "/events/kprobes/csf_hits/enable", "0");
-		write_file(TRACING "/kprobe_events", "-:csf_hits");
+		t_write_file(TRACING "/events/kprobes/csf_hits/enable", "0");
+		t_write_file(TRACING "/kprobe_events", "-:csf_hits");
 	}
 
 	set_warn(threshold / 1000);
@@ -617,7 +606,7 @@ int main(void)
 			int bad = setgid(NOBODY) || setuid(NOBODY);
 
 			bad |= (open(SLICES, O_RDONLY) != -1 || errno != EACCES) << 1;
-			bad |= (write_file(WARN, "0") == 0) << 2;
+			bad |= (t_write_file(WARN, "0") == 0) << 2;
 			_exit(bad);
 		}
 		waitpid(pid, &st, 0);
@@ -692,6 +681,6 @@ int main(void)
 	}
 
 	set_warn(0);
-	write_file("/proc/sys/kernel/soft_watchdog", "1");
+	t_write_file("/proc/sys/kernel/soft_watchdog", "1");
 	return t_done("t_slice");
 }

@@ -11,22 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Run a shell command, capture its stdout, return its exit status. */
-static int run(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-	int status;
-
-	if (!f)
-		t_die("popen %s", cmd);
-	n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	status = pclose(f);
-	printf("#   $ %s -> %d\n", cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* Run csfcat ARGS in a mount namespace where setup() has hidden the module; return status. */
 static int run_hidden(int (*setup)(void), const char *args)
 {
@@ -40,7 +24,7 @@ static int run_hidden(int (*setup)(void), const char *args)
 		    setup())
 			_exit(100);
 		snprintf(cmd, sizeof(cmd), "csfcat %s 2>&1", args);
-		status = run(cmd, out, sizeof(out));
+		status = t_run(cmd, out, sizeof(out));
 		printf("%s", out);
 		_exit(status);
 	}
@@ -67,7 +51,7 @@ int main(void)
 		unsigned long long pre, blk, mig, mn, mj, sr, sw, ir, iw;
 		int n;
 
-		REQUIRE(run("csfcat self 100", out, sizeof(out)) == 0, "exit status");
+		REQUIRE(t_run("csfcat self 100", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
 		n = sscanf(out,
 			   "sleep %lf ms + spin %lf ms: wall %lfms = cpu %lf + runq %lf + sleep %lf"
@@ -95,7 +79,7 @@ int main(void)
 			"state",       "tsc",	      "tsc_resyncs",
 		};
 
-		REQUIRE(run("csfcat thread", out, sizeof(out)) == 0, "exit status");
+		REQUIRE(t_run("csfcat thread", out, sizeof(out)) == 0, "exit status");
 		printf("%s", out);
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 			CHECK(strstr(out, want[i]), "no %s", want[i]);
@@ -106,7 +90,7 @@ int main(void)
 		bool found;
 		double v;
 
-		REQUIRE(run("csfcat thread --json", out, sizeof(out)) == 0, "exit status");
+		REQUIRE(t_run("csfcat thread --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
 		CHECK(tjson_valid(out), "not JSON: %s", out);
 		v = tjson_num(out, "tid", &found);
@@ -114,13 +98,13 @@ int main(void)
 		tjson_num(out, "oncpu", &found);
 		CHECK(found, "no oncpu bucket");
 
-		REQUIRE(run("csfcat cpu --json", out, sizeof(out)) == 0, "exit status");
+		REQUIRE(t_run("csfcat cpu --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
 		CHECK(tjson_valid(out), "not JSON: %s", out);
 		v = tjson_num(out, "idle", &found);
 		CHECK(found && v > 0, "no idle time in the sum row");
 
-		REQUIRE(run("csfcat self 20 --json", out, sizeof(out)) == 0, "exit status");
+		REQUIRE(t_run("csfcat self 20 --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
 		CHECK(tjson_valid(out), "not JSON: %s", out);
 		v = tjson_num(out, "wall_ns", &found);
@@ -132,11 +116,11 @@ int main(void)
 	}
 
 	TEST("csfcat exit status: 2 usage, 3 not loaded, 4 not mounted") {
-		CHECK_EQ(run("csfcat bogus 2>/dev/null", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat self 0 2>/dev/null", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat cpu --bogus 2>/dev/null", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat thread extra 2>/dev/null", out, sizeof(out)), 2);
-		CHECK_EQ(run("csfcat --help", out, sizeof(out)), 0);
+		CHECK_EQ(t_run("csfcat bogus 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat self 0 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat cpu --bogus 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat thread extra 2>/dev/null", out, sizeof(out)), 2);
+		CHECK_EQ(t_run("csfcat --help", out, sizeof(out)), 0);
 		CHECK(strstr(out, "Usage"), "no usage text");
 		CHECK_EQ(run_hidden(unmount_csf, "thread"), 4);
 		CHECK_EQ(run_hidden(hide_sys_kernel, "self 10"), 3);
