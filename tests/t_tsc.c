@@ -86,7 +86,8 @@ int main(int argc, char **argv)
 		t_pin(1);
 		REQUIRE(tsc_write(fd, csf_rdtsc() - step) == 0, "wrmsr: %s", strerror(errno));
 		off = tsc_offset_from_cpu0(1);
-		printf("#   CPU 1's TSC is now %.3f s behind CPU 0's\n", -(double)off / a.p.hdr.tsc_hz);
+		printf("#   CPU 1's TSC is now %.3f s behind CPU 0's\n",
+		       -(double)off / a.p.hdr.tsc_hz);
 		if (off > -(int64_t)(step / 2)) {
 			tsc_write(fd, csf_rdtsc() + step);
 			SKIP("this CPU ignores writes to IA32_TSC");
@@ -108,7 +109,8 @@ int main(int argc, char **argv)
 			sum += b.p.cyc[i] - a.p.cyc[i];
 		printf("#   buckets grew by %.1f ms on CPU 1\n", ns_of(&b, sum) / 1e6);
 		CHECK(ns_of(&b, b.p.oncpu_cyc - a.p.oncpu_cyc) >= 40 * MS,
-		      "cpu grew by %.1f ms, spun 50", ns_of(&b, b.p.oncpu_cyc - a.p.oncpu_cyc) / 1e6);
+		      "cpu grew by %.1f ms, spun 50",
+		      ns_of(&b, b.p.oncpu_cyc - a.p.oncpu_cyc) / 1e6);
 		CHECK(ns_of(&b, b.p.sleep_cyc - a.p.sleep_cyc) >= 40 * MS,
 		      "sleep grew by %.1f ms, slept 50",
 		      ns_of(&b, b.p.sleep_cyc - a.p.sleep_cyc) / 1e6);
@@ -126,7 +128,8 @@ int main(int argc, char **argv)
 		t_print_diff("on CPU 1 after the resync", &c, &b);
 		CHECK(t_diff(&c, &b).sleep >= 15, "sleep %.1f ms", t_diff(&c, &b).sleep);
 
-		REQUIRE(tsc_write(fd, csf_rdtsc() + step) == 0, "undo the step: %s", strerror(errno));
+		REQUIRE(tsc_write(fd, csf_rdtsc() + step) == 0, "undo the step: %s",
+			strerror(errno));
 		t_pin(0);
 	}
 	if (fd >= 0)
