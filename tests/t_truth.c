@@ -98,9 +98,13 @@ static bool counters_match(const struct truth *t)
 	       p->write_bytes == t->write_bytes;
 }
 
+/*
+ * A fully preemptible kernel (the debug suite's) preempts the reads of /proc often under
+ * emulation: many tries may be needed for one without a switch.
+ */
 static void take_exact(struct truth *t)
 {
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < 200; i++) {
 		take(t);
 		if (counters_match(t))
 			return;
