@@ -18,6 +18,7 @@
 #   VM_CPU      QEMU's -cpu under TCG (default max)
 #   CSF_FUZZ, CSF_SOAK  seconds of fuzzing (t_fuzz) and of soak (t_soak) after the default tests
 #   CSF_SEED    the seed the fuzzer replays (see t_fuzz.c)
+#   CSF_CHURN   threads t_churn registers and ends (default 2000)
 set -euo pipefail
 
 kernel=${1:?usage: guest.sh KERNEL CONFIG ART OUT [TEST...]}
@@ -76,6 +77,7 @@ if [ "$VM_DEBUG" = 1 ]; then
 	grep -q '^CONFIG_KFENCE=y' "$config" && cmdline+=" kfence.sample_interval=10"
 fi
 cmdline+="${CSF_FUZZ:+ csf.fuzz=$CSF_FUZZ}${CSF_SOAK:+ csf.soak=$CSF_SOAK}${CSF_SEED:+ csf.seed=$CSF_SEED}"
+cmdline+="${CSF_CHURN:+ csf.churn=$CSF_CHURN}"
 if [ "${#tests[@]}" -gt 0 ]; then
 	list=${tests[*]}
 	cmdline+=" csf.tests=${list// /,}" # none: the guest runs its default list

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_churn: at least 10,000 threads register and exit. Four processes each keep 8 threads
+ * t_churn: thousands of threads register and exit (10,000 by default; the harness asks for
+ * 2,000 on release kernels and 10,000 on the debug kernel). Four processes each keep 8 threads
  * alive: every thread opens thread-self (that registers it) and exits with the descriptor
  * still open, so that its object is unregistered by the exit and freed by the close that
  * its creator makes afterwards; one thread in 8 also maps its page through the library and
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
 	t_sleep_ns(20000000);
 	base = t_module_refs();
 
-	TEST("10,000 threads register and exit while processes are killed; nothing leaks") {
+	TEST("threads register and exit while processes are killed; nothing leaks") {
 		double secs;
 		int status;
 

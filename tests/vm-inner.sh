@@ -92,6 +92,7 @@ param() { sed -n "s/.*csf\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 fuzz_secs=$(param fuzz)
 soak_secs=$(param soak)
 fuzz_seed=$(param seed)
+churn_threads=$(param churn) # csf.churn=N: threads t_churn registers (the debug suite: 10,000)
 tests=$(param tests | tr , ' ')
 if [ -z "$tests" ]; then
 	extra="${fuzz_secs:+fuzz }${soak_secs:+soak }"
@@ -156,7 +157,7 @@ for t in $tests; do
 		;;
 	churn)
 		next_timeout=900 # 10,000 threads: minutes on the debug kernel under emulation
-		run churn t_churn
+		run churn t_churn "${churn_threads:-2000}"
 		;;
 	dethread) run dethread t_dethread ;;
 	hotplug) run hotplug t_hotplug ;;

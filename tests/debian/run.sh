@@ -8,7 +8,8 @@
 #   SUITE  bookworm (6.1), trixie (6.12), trixie-rt (6.12 PREEMPT_RT), trixie-backports (the
 #          newest Debian kernel), sid, or debug (trixie's 6.12 built with KASAN, lockdep, UBSAN,
 #          kmemleak and fault injection by debug-kernel.sh; it also fuzzes and soaks, CSF_FUZZ
-#          and CSF_SOAK seconds, 60 each by default, and its guest gets VM_MEM=2048)
+#          and CSF_SOAK seconds, 60 each by default, churns CSF_CHURN=10000 threads rather
+#          than 2000, and its guest gets VM_MEM=2048)
 #
 # Prints one line per test and a final "RESULT <failures>"; exits non-zero on any failure.
 # Logs: build/debian/SUITE/{build,console,results}.log. The suite's environment is cached under
@@ -23,7 +24,7 @@ out=$top/build/debian/$suite
 "$top/tests/debian/deps.sh" host
 if [ "$(id -u)" != 0 ]; then
 	echo "run[$suite]: mmdebstrap and chroot need root: running through sudo"
-	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,CSF_FUZZ,CSF_SOAK,CSF_SEED \
+	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,CSF_FUZZ,CSF_SOAK,CSF_SEED,CSF_CHURN \
 		--preserve-env=VM_TIMEOUT,VM_DEBUG,VM_ACCEL \
 		--preserve-env=VM_SMP,VM_MEM,VM_TCG_THREAD,VM_APPEND,VM_CPU "$0" "$suite" "$@"
 fi
@@ -34,9 +35,10 @@ say() { echo "run[$suite]: $*"; }
 # slow under TCG that the boot's check of the IO-APIC timer fails and panics (KVM guests skip
 # that check by themselves): no_timer_check.
 if [ "$suite" = debug ]; then
-	export CSF_FUZZ=${CSF_FUZZ-60} CSF_SOAK=${CSF_SOAK-60} VM_MEM=${VM_MEM:-2048}
+	export CSF_FUZZ=${CSF_FUZZ-60} CSF_SOAK=${CSF_SOAK-60} CSF_CHURN=${CSF_CHURN:-10000}
+	export VM_MEM=${VM_MEM:-2048}
 	export VM_APPEND="no_timer_check${VM_APPEND:+ $VM_APPEND}"
-	export VM_TIMEOUT=${VM_TIMEOUT:-$((1500 + ${CSF_FUZZ:-0} + ${CSF_SOAK:-0}))}
+	export VM_TIMEOUT=${VM_TIMEOUT:-$((2400 + ${CSF_FUZZ:-0} + ${CSF_SOAK:-0}))}
 elif [ -n "${CSF_FUZZ:-}${CSF_SOAK:-}" ]; then
 	export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + ${CSF_FUZZ:-0} + ${CSF_SOAK:-0}))}
 fi
