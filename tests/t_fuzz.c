@@ -30,12 +30,14 @@
  */
 #include "tk.h"
 
+#include <dirent.h>
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
@@ -100,18 +102,29 @@ struct fz {
 
 static __thread sigjmp_buf fault_jmp;
 static __thread volatile sig_atomic_t fault_armed;
+static __thread const char *cur_op = "none"; /* for the report of an unguarded fault */
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
 	if (fault_armed) {
 		fault_armed = 0;
 		siglongjmp(fault_jmp, sig);
 	}
 	/* A fault outside a guarded access: the fuzzer's bug or the library's. Say where, crash. */
-	dprintf(1, "# fuzz: unguarded signal %d at %p (code %d)\n", sig, si->si_addr, si->si_code);
+	dprintf(1, "# fuzz: unguarded signal %d at %p (code %d) in %s, ip %#llx\n", sig,
+		si->si_addr, si->si_code, cur_op,
+		(unsigned long long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* A stack for the fault handler, so that it reports even a fault of an exhausted stack. */
+static void alt_stack(void)
+{
+	static __thread char mem[65536];
+	stack_t ss = { .ss_sp = mem, .ss_size = sizeof(mem) };
+
+	sigaltstack(&ss, NULL);
 }
 
 static void on_usr1(int sig)
@@ -196,6 +209,11 @@ static struct map *pick_map(struct fz *f)
 	return m->addr ? m : NULL;
 }
 
+static bool in_resv(struct fz *f, const char *addr)
+{
+	return addr >= f->resv && addr < f->resv + RESV_PAGES * PAGE;
+}
+
 static void add_map(struct fz *f, char *addr, size_t len, enum kind kind)
 {
 	struct map *m = NULL;
@@ -207,17 +225,47 @@ static void add_map(struct fz *f, char *addr, size_t len, enum kind kind)
 		m = &f->maps[tk_below(&f->rng, NMAPS)];
 	}
 	m->addr = addr;
-	m->len = len;
+	m->len = (len + PAGE - 1) & ~(PAGE - 1); /* what the kernel mapped */
 	m->kind = kind;
-	m->in_resv = addr >= f->resv && addr < f->resv + RESV_PAGES * PAGE;
+	m->in_resv = in_resv(f, addr);
 }
 
-/* Give back pages of the reservation that a mapping there used. */
+/* Give back pages of the reservation that a mapping there used; never a page beyond it. */
 static void refill_resv(struct fz *f, char *addr, size_t len)
 {
-	if (addr >= f->resv && addr < f->resv + RESV_PAGES * PAGE)
-		note_map(
-			mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	char *end = f->resv + RESV_PAGES * PAGE;
+
+	if (!in_resv(f, addr))
+		return;
+	if (len > (size_t)(end - addr))
+		len = (size_t)(end - addr);
+	note_map(mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+}
+
+/*
+ * Whether addr lies in a mapping of one of the module's files, as /proc/self/maps says: a
+ * violation is reported only when this confirms it (a table entry goes stale when another
+ * mapping of ours replaces it in the reservation).
+ */
+static bool module_mapping_at(const void *addr)
+{
+	char line[512];
+	bool ours = false;
+	FILE *fp = fopen("/proc/self/maps", "re");
+
+	if (!fp)
+		return false;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (unsigned long)addr >= lo &&
+		    (unsigned long)addr < hi) {
+			ours = strstr(line, CSF_MOUNT_POINT) != NULL;
+			break;
+		}
+	}
+	fclose(fp);
+	return ours;
 }
 
 /* Unmap [off, off + len) of m and keep the table true to what is left. */
@@ -227,6 +275,8 @@ static void unmap_part(struct fz *f, struct map *m, size_t off, size_t len)
 		return;
 	if (len > m->len - off)
 		len = m->len - off;
+	if (m->in_resv && len > (size_t)(f->resv + RESV_PAGES * PAGE - (m->addr + off)))
+		len = (size_t)(f->resv + RESV_PAGES * PAGE - (m->addr + off));
 	if (note(munmap(m->addr + off, len)))
 		return;
 	if (m->in_resv)
@@ -358,8 +408,11 @@ static void check_maps_file(void)
 		return;
 	while (fgets(line, sizeof(line), fp)) {
 		char perms[8] = "";
+		unsigned long lo, hi;
 
-		if (!strstr(line, CSF_MOUNT_POINT) || sscanf(line, "%*s %7s", perms) != 1)
+		/* Only whole lines: one read can end mid-line while others change the mappings. */
+		if (!strstr(line, CSF_MOUNT_POINT) ||
+		    sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || strlen(perms) != 4)
 			continue;
 		if (perms[1] == 'w' || perms[2] == 'x' || perms[3] != 's')
 			violation("/proc/self/maps: %s", line);
@@ -511,7 +564,7 @@ static void op_mprotect(struct fz *f)
 	if (tk_below(&f->rng, 8) == 0)
 		prot |= PROT_GROWSDOWN;
 	if (note(mprotect(m->addr, m->len, prot)) == 0 && (prot & (PROT_WRITE | PROT_EXEC)) &&
-	    (m->kind == K_THREAD || m->kind == K_CPU))
+	    (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(m->addr))
 		violation("mprotect(%#x) of a module mapping succeeded", prot);
 }
 
@@ -552,12 +605,16 @@ static void op_mremap(struct fz *f)
 		flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP;
 		nlen = m->len;
 	}
+	/* A mapping in the reservation grows only within it (MREMAP_FIXED). */
+	if (m->in_resv && !(flags & MREMAP_FIXED) && nlen > m->len)
+		nlen = m->len;
 	old = m->addr;
 	olen = m->len;
 	p = note_map(mremap(old, olen, nlen, flags, dst));
 	if (p == MAP_FAILED)
 		return;
-	if (nlen > olen && (m->kind == K_THREAD || m->kind == K_CPU))
+	nlen = (nlen + PAGE - 1) & ~(PAGE - 1); /* the kernel's lengths are whole pages */
+	if (nlen > olen && (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(p))
 		violation("mremap grew a module mapping from %zu to %zu", olen, nlen);
 	if (flags & MREMAP_DONTUNMAP) {
 		add_map(f, p, nlen, m->kind); /* the old range stays, empty */
@@ -567,7 +624,7 @@ static void op_mremap(struct fz *f)
 		refill_resv(f, old, olen);
 	m->addr = p;
 	m->len = nlen;
-	m->in_resv = p >= f->resv && p < f->resv + RESV_PAGES * PAGE;
+	m->in_resv = in_resv(f, p);
 }
 
 static void op_madvise(struct fz *f)
@@ -602,7 +659,8 @@ static void op_madvise(struct fz *f)
 
 	if (!m)
 		return;
-	if (note(madvise(m->addr, m->len, a)) == 0 && a == MADV_DOFORK && m->kind == K_THREAD)
+	if (note(madvise(m->addr, m->len, a)) == 0 && a == MADV_DOFORK && m->kind == K_THREAD &&
+	    module_mapping_at(m->addr))
 		violation("MADV_DOFORK on a thread page succeeded");
 }
 
@@ -644,7 +702,8 @@ static void op_touch(struct fz *f)
 		return;
 	}
 	/* Writing must fault: the mapping is read-only and can never become writable. */
-	if (touch(m, true) == 0 && (m->kind == K_THREAD || m->kind == K_CPU))
+	if (touch(m, true) == 0 && (m->kind == K_THREAD || m->kind == K_CPU) &&
+	    module_mapping_at(m->addr))
 		violation("a write to a module mapping went through");
 }
 
@@ -667,7 +726,7 @@ static void op_procmem(struct fz *f)
 		break;
 	case 1:
 		if (note(process_vm_writev(getpid(), &local, 1, &remote, 1, 0)) > 0 &&
-		    (m->kind == K_THREAD || m->kind == K_CPU))
+		    (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(m->addr))
 			violation("process_vm_writev wrote to a module mapping");
 		break;
 	default:
@@ -677,7 +736,7 @@ static void op_procmem(struct fz *f)
 		note(pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)m->addr));
 		memset(buf, 0x5a, sizeof(buf));
 		if (note(pwrite(fd, buf, 8, (off_t)(uintptr_t)m->addr)) > 0 &&
-		    (m->kind == K_THREAD || m->kind == K_CPU))
+		    (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(m->addr))
 			violation("a /proc/self/mem write to a module mapping went through");
 		close(fd);
 		check_maps_file();
@@ -962,6 +1021,7 @@ static void *sub_thread(void *arg)
 {
 	struct fz *f = arg;
 
+	alt_stack();
 	run_ops(f, SUB_OPS);
 	for (int i = 0; i < NFDS; i++)
 		if (f->fds[i] >= 0 && tk_below(&f->rng, 2))
@@ -1114,8 +1174,17 @@ static void op_misc(struct fz *f)
 static void run_ops(struct fz *f, int n)
 {
 	for (int i = 0; i < n && !expired(); i++) {
+		static const char *const names[25] = {
+			"open",	    "open",    "open",	  "mmap",  "mmap",  "mmap",   "munmap",
+			"mprotect", "mremap",  "madvise", "mlock", "touch", "touch",  "snap",
+			"snap",	    "procmem", "rw",	  "ioctl", "file",  "splice", "dup",
+			"pass",	    "spawn",   "misc",	  "misc"
+		};
+		uint64_t op = tk_below(&f->rng, 25);
+
 		atomic_fetch_add(&st->ops, 1);
-		switch (tk_below(&f->rng, 25)) {
+		cur_op = names[op];
+		switch (op) {
 		case 0:
 		case 1:
 		case 2:
@@ -1211,6 +1280,7 @@ static void *fuzz_thread(void *arg)
 	struct thread_arg *a = arg;
 	struct fz f;
 
+	alt_stack();
 	fz_init(&f, a->seed, 0);
 	run_ops(&f, a->ops);
 	fz_reap(&f);
@@ -1219,8 +1289,10 @@ static void *fuzz_thread(void *arg)
 
 static void handlers(void)
 {
-	struct sigaction sa = { .sa_sigaction = on_fault, .sa_flags = SA_NODEFER | SA_SIGINFO };
+	struct sigaction sa = { .sa_sigaction = on_fault,
+				.sa_flags = SA_NODEFER | SA_SIGINFO | SA_ONSTACK };
 
+	alt_stack();
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sa.sa_handler = on_usr1;
@@ -1268,6 +1340,42 @@ static int exec_child(const char *seed)
 			f.fds[i++] = fd;
 	run_ops(&f, SUB_OPS);
 	return 0;
+}
+
+/* Where this process's children are stuck: each thread's state and kernel stack (as root). */
+static void show_stuck(void)
+{
+	char path[320], buf[2048];
+	struct dirent *d;
+	DIR *dp = opendir("/proc");
+
+	while (dp && (d = readdir(dp))) {
+		pid_t pid = (pid_t)atoi(d->d_name);
+		struct dirent *t;
+		DIR *tp;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (pid <= 0 || tk_read_file(path, buf, sizeof(buf)) <= 0 ||
+		    atoi(strrchr(buf, ')') ? strrchr(buf, ')') + 4 : "0") != getpid())
+			continue; /* ")" is followed by " S PPID" */
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		tp = opendir(path);
+		while (tp && (t = readdir(tp))) {
+			if (t->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, t->d_name);
+			tk_read_file(path, buf, sizeof(buf));
+			printf("# fuzz: stuck task %s: %s", t->d_name, buf);
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, t->d_name);
+			if (tk_read_file(path, buf, sizeof(buf)) > 0)
+				printf("%s", buf);
+		}
+		if (tp)
+			closedir(tp);
+	}
+	if (dp)
+		closedir(dp);
+	fflush(stdout);
 }
 
 static void errno_list(char *buf, size_t len)
@@ -1412,6 +1520,7 @@ int main(int argc, char **argv)
 				if (t_mono_ns() > limit) {
 					printf("# fuzz: seed %llu: %d processes still running 30 s after the round\n",
 					       (unsigned long long)round_seed, alive);
+					show_stuck();
 					hangs++;
 					for (int i = 0; i < procs; i++)
 						if (pids[i] > 0)
@@ -1423,8 +1532,22 @@ int main(int argc, char **argv)
 			/* What the round's processes started and left behind goes too. */
 			for (int i = 0; i < procs; i++)
 				kill(-pgids[i], SIGKILL);
-			while (waitpid(-1, NULL, 0) > 0)
-				;
+			for (uint64_t give_up = t_mono_ns() + 30000000000ull;;) {
+				pid_t r = waitpid(-1, NULL, WNOHANG);
+
+				if (r < 0)
+					break; /* no child left */
+				if (r > 0)
+					continue;
+				if (t_mono_ns() > give_up) {
+					printf("# fuzz: seed %llu: processes left 30 s after SIGKILL\n",
+					       (unsigned long long)round_seed);
+					show_stuck();
+					hangs++;
+					break;
+				}
+				t_sleep_ns(10000000);
+			}
 			refs = refs_check ? t_module_refs_settle(base) : base;
 			if (refs != base) {
 				printf("# fuzz: seed %llu left the module's references at %d, not %d\n",
