@@ -154,7 +154,8 @@ static bool module_text(unsigned long *start, unsigned long *end)
  * kmemleak's own metadata allocations, made inside every allocation of the module, are not the
  * module's to handle: failed, kmemleak prints a warning under its object lock, which lockdep
  * then reports as a circular dependency with the scheduler (through kfree_rcu during hotplug).
- * Keep injection out of kmemleak's code: the span of its kmemleak_* functions in kallsyms.
+ * Keep injection out of kmemleak's code: the span of its kmemleak_* functions in kallsyms
+ * around kmemleak_alloc().
  */
 static void kmemleak_text(void)
 {
@@ -162,10 +163,19 @@ static void kmemleak_text(void)
 	unsigned long addr;
 	FILE *f = fopen("/proc/kallsyms", "re");
 
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx %c %127s", &addr, &type, name) != 3 || !addr ||
+	unsigned long center = 0;
+
+	/* kmemleak_alloc() first: the file's other functions lie within 64 KiB of it. */
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %127s", &addr, &type, name) == 3 &&
+		    !strcmp(name, "kmemleak_alloc"))
+			center = addr;
+	if (f)
+		rewind(f);
+	while (center && f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx %c %127s", &addr, &type, name) != 3 ||
 		    (type != 't' && type != 'T') || strncmp(name, "kmemleak", 8) ||
-		    strstr(name, "init"))
+		    addr + 0x10000 < center || addr > center + 0x10000)
 			continue;
 		if (!kml_start || addr < kml_start)
 			kml_start = addr;

@@ -1075,18 +1075,30 @@ static void op_spawn(struct fz *f)
 			add_kid(f, pid);
 		}
 		break;
-	case 2: /* vfork, then exec or exit: descriptors without O_CLOEXEC go along */
-		pid = (pid_t)note(vfork());
+	case 2: { /* vfork, then exec or exit: descriptors without O_CLOEXEC go along */
+		/*
+		 * The child runs on this thread's stack until it execs: everything it needs is
+		 * ready beforehand, and it calls nothing but execv() and _exit(), or it could
+		 * overwrite what this frame holds (f among it) and send the parent astray.
+		 */
+		char seed[32];
+		char *argv[] = { (char *)g_exe, "exec-child", seed, NULL };
+		bool do_exec = tk_below(&f->rng, 2);
+
+		snprintf(seed, sizeof(seed), "%llu", (unsigned long long)tk_rand(&f->rng));
+		pid = vfork();
 		if (pid == 0) {
-			if (tk_below(&f->rng, 2))
-				exec_self(f->rng);
+			if (do_exec)
+				execv(g_exe, argv);
 			_exit(0);
 		}
+		note(pid);
 		if (pid > 0) {
 			atomic_fetch_add(&st->execs, 1);
 			add_kid(f, pid);
 		}
 		break;
+	}
 	case 3: /* a child with two registered threads, one of which (not the leader) execs */
 		pid = (pid_t)note(fork());
 		if (pid == 0) {
