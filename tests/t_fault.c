@@ -174,7 +174,7 @@ static void kmemleak_text(void)
 		rewind(f);
 	while (center && f && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%lx %c %127s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T') || strncmp(name, "kmemleak", 8) ||
+		    (type != 't' && type != 'T') || strncmp(name, "kmemleak", 8) != 0 ||
 		    addr + 0x10000 < center || addr > center + 0x10000)
 			continue;
 		if (!kml_start || addr < kml_start)

@@ -132,18 +132,15 @@ static void on_usr1(int sig)
 	(void)sig; /* only interrupts a system call */
 }
 
-static void __attribute__((format(printf, 1, 2))) violation(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	atomic_fetch_add(&st->violations, 1);
-	/* write(2): safe in forked children of threaded processes */
-	dprintf(1, "# VIOLATION: %s\n", buf);
-}
+/* A broken promise of the module: count it, and say it with write(2), safe in any child. */
+#define violation(...)                                       \
+	do {                                                 \
+		char vbuf_[640];                             \
+                                                             \
+		snprintf(vbuf_, sizeof(vbuf_), __VA_ARGS__); \
+		atomic_fetch_add(&st->violations, 1);        \
+		dprintf(1, "# VIOLATION: %s\n", vbuf_);      \
+	} while (0)
 
 /* Count a system call's outcome: its errno when it failed. Returns r. */
 static long note(long r)
@@ -530,14 +527,29 @@ static void op_mmap(struct fz *f)
 		off = -(off_t)PAGE;
 	p = note_map(mmap(addr, len, prot, flags, fd, off));
 	if (p == MAP_FAILED) {
+		/* A failed MAP_FIXED may have unmapped the range first: no hole may remain. */
+		if (addr && (flags & MAP_FIXED))
+			refill_resv(f, addr, len);
 		return;
 	}
 	{
 		enum kind k = fd_kind(fd);
+		struct map tmp = { p, (len + PAGE - 1) & ~(PAGE - 1), k, false };
 
 		if ((k == K_THREAD || k == K_CPU) && (prot & (PROT_WRITE | PROT_EXEC)))
 			violation("mmap of a %s descriptor with prot %#x succeeded",
 				  k == K_THREAD ? "thread-self" : "cpu", prot);
+		/*
+		 * Only mappings in this thread's reservation are kept: a table entry elsewhere
+		 * could go stale and its munmap() hit another thread's stack or the library's
+		 * page. One the kernel placed is checked and unmapped at once.
+		 */
+		if (!in_resv(f, p)) {
+			if (touch(&tmp, false) == 0)
+				check_map(&tmp);
+			munmap(p, len);
+			return;
+		}
 		add_map(f, p, len, k);
 	}
 }
@@ -611,20 +623,32 @@ static void op_mremap(struct fz *f)
 	old = m->addr;
 	olen = m->len;
 	p = note_map(mremap(old, olen, nlen, flags, dst));
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		if (dst) /* as a failed MAP_FIXED, it may have unmapped the target first */
+			refill_resv(f, dst, nlen);
 		return;
+	}
 	nlen = (nlen + PAGE - 1) & ~(PAGE - 1); /* the kernel's lengths are whole pages */
 	if (nlen > olen && (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(p))
 		violation("mremap grew a module mapping from %zu to %zu", olen, nlen);
+	if (!in_resv(f, p)) { /* moved out of the reservation: see op_mmap() */
+		munmap(p, nlen);
+		if (flags & MREMAP_DONTUNMAP)
+			return; /* the old range stays, empty */
+		refill_resv(f, old, olen);
+		m->addr = NULL;
+		return;
+	}
 	if (flags & MREMAP_DONTUNMAP) {
 		add_map(f, p, nlen, m->kind); /* the old range stays, empty */
 		return;
 	}
-	if (p != old && m->in_resv)
+	if (p != old)
 		refill_resv(f, old, olen);
+	else if (nlen < olen) /* shrunk in place: no hole in the reservation */
+		refill_resv(f, old + nlen, olen - nlen);
 	m->addr = p;
 	m->len = nlen;
-	m->in_resv = in_resv(f, p);
 }
 
 static void op_madvise(struct fz *f)

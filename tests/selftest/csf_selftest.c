@@ -30,8 +30,7 @@
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action, "none, warn, panic, occupy, uaf, leak, lockdep, sleep, ubsan, list or "
-			 "refcount");
+MODULE_PARM_DESC(action, "none|warn|panic|occupy|uaf|leak|lockdep|sleep|ubsan|list|refcount");
 
 /* A shift count the compiler cannot see: UBSAN checks it at run time. */
 static int shift = 40;
