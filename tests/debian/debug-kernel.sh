@@ -91,7 +91,7 @@ if [ "$(cat "$dir/built-key" 2>/dev/null)" != "$key" ]; then
 
 	jobs=$(nproc)
 	say "building bzImage and modules with $jobs jobs (log: $dir/build.log); a cold build takes" \
-		"about 25 minutes on 2 cores"
+		"10 (idle) to 30 (shared) minutes on 2 cores"
 	t0=$(date +%s)
 	load0=$(cut -d' ' -f1 /proc/loadavg)
 	# Progress, and the machine's load while building (other work competes for the CPUs).
