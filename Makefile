@@ -112,6 +112,19 @@ debian: ## Run the tests on one Debian kernel: make debian SUITE=bookworm
 	@[ -n "$(SUITE)" ] || { echo "make debian SUITE=<bookworm|trixie|trixie-backports|sid>"; exit 2; }
 	tests/debian/run.sh $(SUITE)
 
+# The reliability suite (README, Reliability): the debug kernel, the fuzzer, the soak.
+DURATION ?= 600
+SEED ?=
+
+check-debug: ## All tests, 60 s of fuzzing and a 60 s soak on a KASAN/lockdep/kmemleak kernel
+	tests/debian/run.sh debug
+
+fuzz: ## Fuzz the module for DURATION s (default 600; SUITE=debug, SEED= replays a seed)
+	CSF_FUZZ=$(DURATION) CSF_SEED=$(SEED) tests/debian/run.sh $(or $(SUITE),debug) fuzz
+
+soak: ## Mixed load for DURATION s (default 600; SUITE=debug), checking every snapshot
+	CSF_SOAK=$(DURATION) tests/debian/run.sh $(or $(SUITE),debug) soak
+
 selftest: ## Show that the harness catches a warning, a panic, a failed test and a hang
 	tests/debian/selftest.sh $(or $(SUITE),trixie)
 
@@ -179,6 +192,6 @@ clean: ## Remove build output (the cached Debian environments stay)
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
-	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1"
+	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1, DURATION, SEED"
 
-.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all debian selftest demo bench bench-reader clean help
+.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

@@ -16,6 +16,9 @@
 #   VM_TCG_THREAD   single (default) or multi: TCG's threading, without KVM
 #   VM_APPEND   more kernel command line (tests/debian/run.sh's TSC boot: tsc=unstable)
 #   VM_CPU      QEMU's -cpu under TCG (default max)
+#   CSF_FUZZ, CSF_SOAK  seconds of fuzzing (t_fuzz) and of soak (t_soak) after the default tests
+#   CSF_SEED    the seed the fuzzer replays (see t_fuzz.c)
+#   CSF_CHURN   threads t_churn registers and ends (default 2000)
 set -euo pipefail
 
 kernel=${1:?usage: guest.sh KERNEL CONFIG ART OUT [TEST...]}
@@ -31,8 +34,10 @@ VM_ACCEL=${VM_ACCEL:-auto}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-1024}
 
-# Kernel messages that fail a run (the guest greps its own dmesg for the same).
-kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
+# Kernel messages that fail a run (the guest greps its own dmesg for the same); the second list
+# even between the noise markers of tests/vm-inner.sh.
+kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall|suspected memory leak'
+kernel_fatal='KASAN|UBSAN|KFENCE|Oops|Kernel panic|general protection|circular locking|inconsistent lock|lock held|refcount_t|corruption|ODEBUG|sleeping function|smp_processor_id|suspected memory leak'
 
 mkdir -p "$out"
 console=$out/console.log
@@ -65,12 +70,14 @@ else
 	qemu+=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu "${VM_CPU:-max}")
 fi
 
-cmdline="console=ttyS0,115200 rdinit=/init loglevel=5 printk.time=1 tsc=reliable"
+cmdline="console=ttyS0,115200 rdinit=/init loglevel=5 printk.time=1 tsc=reliable log_buf_len=8M"
 cmdline+=" panic=-1 oops=panic panic_on_warn=1${VM_APPEND:+ $VM_APPEND}"
 if [ "$VM_DEBUG" = 1 ]; then
 	cmdline+=" slub_debug=FZPU init_on_free=1"
 	grep -q '^CONFIG_KFENCE=y' "$config" && cmdline+=" kfence.sample_interval=10"
 fi
+cmdline+="${CSF_FUZZ:+ csf.fuzz=$CSF_FUZZ}${CSF_SOAK:+ csf.soak=$CSF_SOAK}${CSF_SEED:+ csf.seed=$CSF_SEED}"
+cmdline+="${CSF_CHURN:+ csf.churn=$CSF_CHURN}"
 if [ "${#tests[@]}" -gt 0 ]; then
 	list=${tests[*]}
 	cmdline+=" csf.tests=${list// /,}" # none: the guest runs its default list
@@ -100,12 +107,16 @@ elif ! grep -q '^RESULT' "$results"; then
 	problems+=("guest died before reporting (qemu exit $rc)")
 fi
 # Only timestamped lines are the kernel's: test output on the same console must not count. Nor
-# what a test made the kernel say on purpose, between the markers of tests/vm-inner.sh.
-if grep -E '^\[ *[0-9]+\.[0-9]+\]' "$console" |
-	awk '/csf-harness: expected kernel messages begin/ { skip = 1 }
+# what a test made the kernel say on purpose, between the markers of tests/vm-inner.sh, unless
+# it is a report no test provokes on purpose (kernel_fatal).
+kernel_lines() { grep -E '^\[ *[0-9]+\.[0-9]+\]' "$console"; }
+{
+	kernel_lines | awk '/csf-harness: expected kernel messages begin/ { skip = 1 }
 		!skip { print }
-		/csf-harness: expected kernel messages end/ { skip = 0 }' |
-	grep -E "$kernel_bad" >"$out/kernel-problems.log"; then
+		/csf-harness: expected kernel messages end/ { skip = 0 }' | grep -E "$kernel_bad"
+	kernel_lines | grep -E "$kernel_fatal"
+} >"$out/kernel-problems.log"
+if [ -s "$out/kernel-problems.log" ]; then
 	problems+=("kernel reported problems:")
 fi
 

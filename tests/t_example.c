@@ -21,20 +21,31 @@ static const struct expect expect[] = {
 int main(void)
 {
 	static char out[1 << 16];
+	int status = -1;
+
 	/*
 	 * The slow operations take 20 ms or more; the fast ones 50 us. A threshold of 12 ms keeps
-	 * a hiccup of the emulated guest (a few ms) from making a fast one look slow.
+	 * a hiccup of the emulated guest (a few ms) from making a fast one look slow. A slower
+	 * guest (the debug suite's kernel under emulation) can hold one up longer: a run in which
+	 * a fast operation came out slow is run again, twice at most.
 	 */
-	FILE *f = popen("eventloop -n 200 -t 12", "r");
-	size_t len;
+	for (int run = 0; run < 3; run++) {
+		FILE *f = popen("eventloop -n 200 -t 12", "r");
+		size_t len;
 
-	if (!f)
-		t_die("popen eventloop");
-	len = fread(out, 1, sizeof(out) - 1, f);
-	out[len] = 0;
+		if (!f)
+			t_die("popen eventloop");
+		len = fread(out, 1, sizeof(out) - 1, f);
+		out[len] = 0;
+		status = pclose(f);
+		if (status || !strstr(out, "slow op compute"))
+			break;
+		printf("# run %d: a fast operation came out slow (held up by the guest); again\n",
+		       run + 1);
+	}
 
 	TEST("eventloop runs and sums up") {
-		REQUIRE(pclose(f) == 0, "eventloop failed");
+		REQUIRE(status == 0, "eventloop failed");
 		printf("%s", out);
 		CHECK(strstr(out,
 			     "200 ops, 25 slow (over 12.0 ms): 0 compute, 5 sleep, 5 spin, 5 io, "

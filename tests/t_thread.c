@@ -93,8 +93,9 @@ int main(void)
 		t_snap(&b);
 		d = t_diff(&a, &b);
 		t_print_diff("sleep 50 ms", &a, &b);
-		CHECK(d.sleep >= 45, "sleep %.3f ms, expected about 50", d.sleep);
-		CHECK(d.sleep >= 0.8 * d.wall, "sleep %.3f of wall %.3f ms", d.sleep, d.wall);
+		CHECK_TIMING(d.sleep >= 45, "sleep %.3f ms, expected about 50", d.sleep);
+		CHECK_TIMING(d.sleep >= 0.8 * d.wall, "sleep %.3f of wall %.3f ms", d.sleep,
+			     d.wall);
 		CHECK(b.p.nr_block > a.p.nr_block, "no voluntary switch counted");
 		check_sum(&a, &b);
 	}
@@ -105,8 +106,8 @@ int main(void)
 		t_snap(&b);
 		d = t_diff(&a, &b);
 		t_print_diff("spin 50 ms", &a, &b);
-		CHECK(d.cpu >= 45, "oncpu %.3f ms, expected about 50", d.cpu);
-		CHECK(d.cpu >= 0.8 * d.wall, "oncpu %.3f of wall %.3f ms", d.cpu, d.wall);
+		CHECK_TIMING(d.cpu >= 45, "oncpu %.3f ms, expected about 50", d.cpu);
+		CHECK_TIMING(d.cpu >= 0.8 * d.wall, "oncpu %.3f of wall %.3f ms", d.cpu, d.wall);
 		check_sum(&a, &b);
 	}
 
@@ -125,10 +126,11 @@ int main(void)
 		for (int i = 0; i < 2; i++) {
 			d = t_diff(&s[i].a, &s[i].b);
 			t_print_diff("spinner on CPU 1", &s[i].a, &s[i].b);
-			CHECK(d.runq >= 0.25 * d.wall && d.runq <= 0.75 * d.wall,
-			      "runq %.3f of wall %.3f ms, expected about half", d.runq, d.wall);
-			CHECK(d.cpu + d.runq >= 0.95 * d.wall, "cpu %.3f + runq %.3f of wall %.3f",
-			      d.cpu, d.runq, d.wall);
+			CHECK_TIMING(d.runq >= 0.25 * d.wall && d.runq <= 0.75 * d.wall,
+				     "runq %.3f of wall %.3f ms, expected about half", d.runq,
+				     d.wall);
+			CHECK_TIMING(d.cpu + d.runq >= 0.95 * d.wall,
+				     "cpu %.3f + runq %.3f of wall %.3f", d.cpu, d.runq, d.wall);
 			CHECK(s[i].b.p.nr_preempt > s[i].a.p.nr_preempt, "never preempted");
 			CHECK_EQ(s[i].b.p.cpu, 1);
 			check_sum(&s[i].a, &s[i].b);
@@ -161,12 +163,13 @@ int main(void)
 		t_print_diff("sleep 20 ms, then wait for a real-time hog", &a, &b);
 		/* Asleep until the waker wrote (about 20 ms), then waiting for the hog (to about 50). */
 		slept = (double)(w.woke - t0) / 1e6;
-		CHECK(fabs(d.sleep - slept) < 5, "sleep %.3f ms, woken after %.3f", d.sleep, slept);
-		CHECK(d.runq >= 10, "runq %.3f ms, expected about 30", d.runq);
+		CHECK_TIMING(fabs(d.sleep - slept) < 5, "sleep %.3f ms, woken after %.3f", d.sleep,
+			     slept);
+		CHECK_TIMING(d.runq >= 10, "runq %.3f ms, expected about 30", d.runq);
 		/* The split is the scheduler's own: runq_cyc follows run_delay_ns. */
-		CHECK(fabs(d.runq - (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6) < 1,
-		      "runq %.3f ms, run_delay %.3f ms", d.runq,
-		      (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6);
+		CHECK_TIMING(fabs(d.runq - (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6) < 1,
+			     "runq %.3f ms, run_delay %.3f ms", d.runq,
+			     (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6);
 		check_sum(&a, &b);
 	}
 
@@ -186,8 +189,8 @@ int main(void)
 		waitpid(pid, NULL, 0);
 		d = t_diff(&a, &b);
 		t_print_diff("vfork, child sleeps 50 ms", &a, &b);
-		CHECK(d.dsleep >= 45, "dsleep %.3f ms, expected about 50", d.dsleep);
-		CHECK(d.sleep < 5, "sleep %.3f ms, expected about 0", d.sleep);
+		CHECK_TIMING(d.dsleep >= 45, "dsleep %.3f ms, expected about 50", d.dsleep);
+		CHECK_TIMING(d.sleep < 5, "sleep %.3f ms, expected about 0", d.sleep);
 		check_sum(&a, &b);
 	}
 
@@ -207,8 +210,9 @@ int main(void)
 		free(buf);
 		d = t_diff(&a, &b);
 		t_print_diff("5 O_DIRECT reads of 10 ms", &a, &b);
-		CHECK(d.iowait >= 40, "iowait %.3f ms, expected about 50", d.iowait);
-		CHECK(d.iowait >= 0.7 * d.wall, "iowait %.3f of wall %.3f ms", d.iowait, d.wall);
+		CHECK_TIMING(d.iowait >= 40, "iowait %.3f ms, expected about 50", d.iowait);
+		CHECK_TIMING(d.iowait >= 0.7 * d.wall, "iowait %.3f of wall %.3f ms", d.iowait,
+			     d.wall);
 		CHECK_EQ(b.p.read_bytes - a.p.read_bytes, 5 * 4096);
 		CHECK(b.p.syscr - a.p.syscr >= 4, "syscr +%llu",
 		      (unsigned long long)(b.p.syscr - a.p.syscr));
@@ -256,10 +260,11 @@ int main(void)
 		t_spin_ns(20 * MS);
 		t_snap(&a);
 		REQUIRE(csf_thread_cyc(CSF_ONCPU, &c1) == 0, "csf_thread_cyc: %s", strerror(errno));
-		CHECK(c1 >= a.p.oncpu_cyc && t_ms(&a, c1 - c0) >= 19,
-		      "oncpu %.3f ms; snapshot %llu, "
-		      "csf_thread_cyc %llu",
-		      t_ms(&a, c1 - c0), (unsigned long long)a.p.oncpu_cyc, (unsigned long long)c1);
+		CHECK_TIMING(c1 >= a.p.oncpu_cyc && t_ms(&a, c1 - c0) >= 19,
+			     "oncpu %.3f ms; snapshot %llu, "
+			     "csf_thread_cyc %llu",
+			     t_ms(&a, c1 - c0), (unsigned long long)a.p.oncpu_cyc,
+			     (unsigned long long)c1);
 		REQUIRE(csf_thread_cyc(CSF_SLEEP, &c0) == 0, "sleep bucket");
 		CHECK_EQ(c0, a.p.sleep_cyc); /* not the current bucket: not extrapolated */
 		CHECK_ERRNO(csf_thread_cyc(CSF_NR_STATES, &c0), EINVAL);

@@ -45,26 +45,31 @@ rmmod_settled() {
 
 uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
-# run NAME CMD...: run a test program; exit 0 passes, 4 skips (kselftest's KSFT_SKIP).
+# run NAME CMD...: run a test program; exit 0 passes, 4 skips (kselftest's KSFT_SKIP). It may
+# run for TEST_TIMEOUT seconds, or next_timeout when that is set (for this run only).
 run() {
 	name=$1
 	shift
+	tmo=${next_timeout:-$TEST_TIMEOUT}
+	next_timeout=
 	echo "=== $name: $*"
 	t0=$(uptime_ms)
-	timeout "$TEST_TIMEOUT" "$@"
+	timeout "$tmo" "$@"
 	rc=$?
 	ms=$(($(uptime_ms) - t0))
 	secs="$((ms / 1000)).$((ms % 1000 / 100))s"
 	case $rc in
 	0) report PASS "$name" "$secs" ;;
 	4) report SKIP "$name" "$secs" ;;
-	124 | 143) report FAIL "$name" "timed out after ${TEST_TIMEOUT}s" ;;
+	124 | 143) report FAIL "$name" "timed out after ${tmo}s" ;;
 	*) report FAIL "$name" "exit $rc, $secs" ;;
 	esac
 }
 
-# Kernel messages that fail a run, wherever they come from.
-kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall'
+# Kernel messages that fail a run, wherever they come from; the second list even between the
+# noise markers below, as no message a test provokes on purpose looks like them.
+kernel_bad='WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|UBSAN|Call Trace|stall|suspected memory leak'
+kernel_fatal='KASAN|UBSAN|KFENCE|Oops|Kernel panic|general protection|circular locking|inconsistent lock|lock held|refcount_t|corruption|ODEBUG|sleeping function|smp_processor_id|suspected memory leak'
 
 # A test that makes the kernel complain on purpose brackets that, and only that, with these
 # markers; the checks (here and in tests/guest.sh) skip what lies between them.
@@ -76,11 +81,23 @@ without_noise() {
 		/csf-harness: expected kernel messages end/ { skip = 0 }'
 }
 
-# The default list: every test, in the order they run.
-all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem fpu init-order dkms"
+# The default list: every test, in the order they run. rmmod-race unloads and reloads the
+# module, so it comes last.
+all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem fpu"
+all_tests="$all_tests fault churn dethread hotplug memcg rmmod-race init-order dkms"
 
-tests=$(sed -n 's/.*csf\.tests=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
-[ -n "$tests" ] || tests=$all_tests
+# csf.fuzz=SECONDS and csf.soak=SECONDS add the fuzzer and the soak to the default list (before
+# rmmod-race) and say how long they run; csf.seed=SEED makes the fuzzer replay that seed.
+param() { sed -n "s/.*csf\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+fuzz_secs=$(param fuzz)
+soak_secs=$(param soak)
+fuzz_seed=$(param seed)
+churn_threads=$(param churn) # csf.churn=N: threads t_churn registers (the debug suite: 10,000)
+tests=$(param tests | tr , ' ')
+if [ -z "$tests" ]; then
+	extra="${fuzz_secs:+fuzz }${soak_secs:+soak }"
+	tests=$(echo "$all_tests" | sed "s/rmmod-race/${extra}rmmod-race/")
+fi
 echo "guest: $(uname -r), $(nproc) CPUs, tests: $tests"
 
 # Report a hung task well within the host's VM_TIMEOUT.
@@ -97,6 +114,14 @@ if [ -f /csf/kmods/order ]; then
 		# shellcheck disable=SC2086 # module parameters
 		insmod "/csf/kmods/$m" $args || echo "guest: could not load $m"
 	done </csf/kmods/order
+fi
+
+# kmemleak (the debug suite's kernel): forget what boot left unreferenced; checked at the end.
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+kmemleak=/sys/kernel/debug/kmemleak
+if [ -w "$kmemleak" ]; then
+	echo scan >"$kmemleak"
+	echo clear >"$kmemleak"
 fi
 
 if ! insmod /csf/coarse_stat_fs.ko; then
@@ -129,6 +154,34 @@ for t in $tests; do
 		run fpu t_fpu
 		run fpu-report t_fpu_report
 		;;
+	# Reliability (t_fault skips where the kernel has no fault injection).
+	fault)
+		# Failed page allocations print their stack; KASAN and the like still count.
+		noise_begin fault
+		run fault t_fault
+		noise_end fault
+		;;
+	churn)
+		next_timeout=900 # 10,000 threads: minutes on the debug kernel under emulation
+		run churn t_churn "${churn_threads:-2000}"
+		;;
+	dethread) run dethread t_dethread ;;
+	hotplug) run hotplug t_hotplug ;;
+	memcg)
+		# The failed charges' OOM reports are expected; KASAN and the like still count.
+		noise_begin memcg
+		run memcg t_memcg
+		noise_end memcg
+		;;
+	rmmod-race) run rmmod-race t_rmrace /csf/coarse_stat_fs.ko ;;
+	fuzz)
+		next_timeout=$((${fuzz_secs:-60} + 120))
+		run fuzz t_fuzz -d "${fuzz_secs:-60}" ${fuzz_seed:+-s "$fuzz_seed" -R}
+		;;
+	soak)
+		next_timeout=$((${soak_secs:-30} + 120))
+		run soak t_soak "${soak_secs:-30}"
+		;;
 	demo) run demo csf-demo ;;
 	# The benchmarks run long under emulation; make bench gives the guest time for them.
 	bench)
@@ -141,6 +194,16 @@ for t in $tests; do
 	selftest-panic) run "$t" insmod /csf/csf_selftest.ko action=panic ;;
 	selftest-fail) run "$t" t_selftest_fail ;;
 	selftest-hang) run "$t" sleep 100000 ;;
+	# The debug kernel's checkers (tests/debian/selftest.sh debug): each bug must fail the run.
+	selftest-uaf | selftest-leak | selftest-lockdep | selftest-sleep | selftest-ubsan | \
+		selftest-list | selftest-refcount)
+		run "$t" insmod /csf/csf_selftest.ko action="${t#selftest-}"
+		;;
+	selftest-noisy-lockdep) # between the noise markers: still a failure
+		noise_begin "$t"
+		run "$t" insmod /csf/csf_selftest.ko action=lockdep
+		noise_end "$t"
+		;;
 	dkms | init-order) ;; # after the rmmod checks, below
 	t_*) run "$t" "$t" ;; # any test program by name, for development
 	*) report FAIL "$t" "no such test" ;;
@@ -234,7 +297,19 @@ case " $tests " in
 	;;
 esac
 
-if dmesg | without_noise | grep -E "$kernel_bad" >/tmp/bad; then
+if [ -w "$kmemleak" ]; then
+	# Objects younger than 5 s are not reported yet.
+	sleep 6
+	echo scan >"$kmemleak"
+	if grep -q unreferenced "$kmemleak"; then
+		head -n 60 "$kmemleak"
+		report FAIL kmemleak "unreferenced objects, see above"
+	else
+		report PASS kmemleak
+	fi
+fi
+
+if { dmesg | without_noise | grep -E "$kernel_bad"; dmesg | grep -E "$kernel_fatal"; } >/tmp/bad; [ -s /tmp/bad ]; then
 	cat /tmp/bad
 	report FAIL kernel-log "kernel reported problems, see above"
 else

@@ -6,14 +6,17 @@
 # names are those of tests/vm-inner.sh).
 #
 #   SUITE  bookworm (6.1), trixie (6.12), trixie-rt (6.12 PREEMPT_RT), trixie-backports (the
-#          newest Debian kernel) or sid
+#          newest Debian kernel), sid, or debug (trixie's 6.12 built with KASAN, lockdep, UBSAN,
+#          kmemleak and fault injection by debug-kernel.sh; it also fuzzes and soaks, CSF_FUZZ
+#          and CSF_SOAK seconds, 60 each by default, churns CSF_CHURN=10000 threads rather
+#          than 2000, and its guest gets VM_MEM=2048)
 #
 # Prints one line per test and a final "RESULT <failures>"; exits non-zero on any failure.
 # Logs: build/debian/SUITE/{build,console,results}.log. The suite's environment is cached under
 # $CSF_CACHE (default ~/.cache/coarse_stat_fs); see suite-env.sh. VM_* settings: tests/guest.sh.
 set -euo pipefail
 
-suite=${1:?usage: run.sh SUITE [TEST...]  (SUITE: bookworm, trixie, trixie-rt, trixie-backports, sid)}
+suite=${1:?usage: run.sh SUITE [TEST...]  (SUITE: bookworm, trixie, trixie-rt, trixie-backports, sid, debug)}
 shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/debian/$suite
@@ -21,11 +24,25 @@ out=$top/build/debian/$suite
 "$top/tests/debian/deps.sh" host
 if [ "$(id -u)" != 0 ]; then
 	echo "run[$suite]: mmdebstrap and chroot need root: running through sudo"
-	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,VM_TIMEOUT,VM_DEBUG,VM_ACCEL \
+	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,CSF_FUZZ,CSF_SOAK,CSF_SEED,CSF_CHURN \
+		--preserve-env=VM_TIMEOUT,VM_DEBUG,VM_ACCEL \
 		--preserve-env=VM_SMP,VM_MEM,VM_TCG_THREAD,VM_APPEND,VM_CPU "$0" "$suite" "$@"
 fi
 
 say() { echo "run[$suite]: $*"; }
+
+# The debug kernel: KASAN's shadow and quarantine want memory, and everything runs slower. So
+# slow under TCG that the boot's check of the IO-APIC timer fails and panics (KVM guests skip
+# that check by themselves): no_timer_check. And too slow for the tests' checks of how long
+# things took: csf.timing=loose reports them without counting them (CHECK_TIMING in t.h).
+if [ "$suite" = debug ]; then
+	export CSF_FUZZ=${CSF_FUZZ-60} CSF_SOAK=${CSF_SOAK-60} CSF_CHURN=${CSF_CHURN:-10000}
+	export VM_MEM=${VM_MEM:-2048}
+	export VM_APPEND="no_timer_check csf.timing=loose${VM_APPEND:+ $VM_APPEND}"
+	export VM_TIMEOUT=${VM_TIMEOUT:-$((2400 + ${CSF_FUZZ:-0} + ${CSF_SOAK:-0}))}
+elif [ -n "${CSF_FUZZ:-}${CSF_SOAK:-}" ]; then
+	export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + ${CSF_FUZZ:-0} + ${CSF_SOAK:-0}))}
+fi
 
 mkdir -p "$out"
 root=$("$top/tests/debian/suite-env.sh" "$suite")

@@ -7,6 +7,15 @@
 #   selftest-panic  a kernel panic (action=panic)
 #   selftest-fail   a test program with a failing check (tests/t_selftest_fail.c)
 #   selftest-hang   a guest that never finishes (VM_TIMEOUT)
+# With SUITE debug, also each checker of the debug kernel (csf_selftest.ko action=...):
+#   selftest-uaf       a use after free (KASAN)
+#   selftest-leak      an unreferenced allocation (kmemleak, scanned at the end of the run)
+#   selftest-lockdep   two locks taken in both orders (lockdep)
+#   selftest-sleep     might_sleep() with preemption off (DEBUG_ATOMIC_SLEEP)
+#   selftest-ubsan     a shift out of bounds (UBSAN)
+#   selftest-list      an entry added to a list twice (DEBUG_LIST)
+#   selftest-refcount  a refcount dropped below zero (refcount_t's checks)
+#   selftest-noisy-lockdep  the lockdep report between the noise markers: still a failure
 # Prints one line per case and a final "RESULT <failures>".
 set -uo pipefail
 
@@ -39,6 +48,16 @@ expect selftest-warn 'WARNING:.*csf_selftest|csf_selftest: warning on demand'
 expect selftest-panic 'Kernel panic.*csf_selftest: panic on demand'
 expect selftest-fail '^FAIL selftest-fail'
 expect selftest-hang 'guest timed out after 45s' VM_TIMEOUT=45
+if [ "$suite" = debug ]; then
+	expect selftest-uaf 'BUG: KASAN: slab-use-after-free'
+	expect selftest-leak '^FAIL kmemleak'
+	expect selftest-lockdep 'possible circular locking dependency'
+	expect selftest-sleep 'BUG: sleeping function called from invalid context'
+	expect selftest-ubsan 'UBSAN: shift-out-of-bounds'
+	expect selftest-list 'list_add double add'
+	expect selftest-refcount 'refcount_t: (decrement hit 0|underflow)'
+	expect selftest-noisy-lockdep 'possible circular locking dependency'
+fi
 
 echo "RESULT $fails"
 [ "$fails" = 0 ]

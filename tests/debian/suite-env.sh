@@ -40,6 +40,14 @@ trixie-rt)
 	base=trixie
 	kinclude="linux-headers-rt-amd64,linux-image-rt-amd64"
 	;;
+debug)
+	# trixie, with what building a kernel takes and trixie's kernel source: debug-kernel.sh
+	# builds the debug kernel from it (cached apart) and installs it here, in place of a
+	# packaged one. The source package's version decides when to rebuild.
+	base=trixie
+	kimage=linux-source
+	kinclude="bc,bison,flex,libelf-dev,libssl-dev,linux-source"
+	;;
 trixie-backports)
 	# Stable userland, kernel from backports: add the backports line next to the line
 	# mmdebstrap writes for its default mirror, so no host name is written here.
@@ -47,7 +55,7 @@ trixie-backports)
 	kinclude="linux-headers-amd64/trixie-backports,linux-image-amd64/trixie-backports"
 	;;
 *)
-	die "unknown suite '$suite' (bookworm, trixie, trixie-rt, trixie-backports or sid)"
+	die "unknown suite '$suite' (bookworm, trixie, trixie-rt, trixie-backports, debug or sid)"
 	;;
 esac
 
@@ -145,4 +153,7 @@ if [ ! -f "$dir/stamp" ] || [ "$(want_stamp "$(installed_kernel)")" != "$(cat "$
 	# Reports expired Release files once for a fresh environment.
 	[ -z "$(archive_kernel)" ] || touch "$dir/checked"
 fi
+# The debug suite's kernel is built, not installed: build it (once per input) and put it in.
+[ "$suite" != debug ] || "$(dirname "$0")/debug-kernel.sh" "$root" >&2 ||
+	die "could not build or install the debug kernel"
 printf '%s\n' "$root"

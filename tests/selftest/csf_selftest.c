@@ -8,23 +8,34 @@
  * (parameters/fs_registrations). A filesystem registered by an init that then fails can be
  * mounted while its module is freed. action=stopper runs a callback that spins stop_ms in
  * stopper context (stop class, interrupts off) on stop_cpu, for the long-slice watch's test.
- * Never load this module outside a throwaway guest.
+ *
+ * For the debug kernel's checkers (tests/debian/selftest.sh debug), it also commits each kind of
+ * bug they exist to catch: a use after free (action=uaf, KASAN), a leak (leak, kmemleak), two
+ * locks taken in both orders (lockdep), a sleep with preemption off (sleep), a shift out of
+ * bounds (ubsan), an entry added twice to a list (list) and a refcount dropped below zero
+ * (refcount). Never load this module outside a throwaway guest.
  */
 #include <linux/atomic.h>
 #include <linux/cpu.h>
-#include <linux/timekeeping.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kprobes.h>
+#include <linux/list.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/slab.h>
 #include <linux/stop_machine.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/timekeeping.h>
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action, "none, warn, panic, occupy or stopper");
+MODULE_PARM_DESC(action,
+		 "none|warn|panic|occupy|stopper|uaf|leak|lockdep|sleep|ubsan|list|refcount");
 
 static unsigned int stop_cpu = 1, stop_ms = 200;
 module_param(stop_cpu, uint, 0444);
@@ -41,6 +52,58 @@ static int csf_selftest_stopper(void *data)
 	while (ktime_get_mono_fast_ns() < end)
 		cpu_relax();
 	return 0;
+}
+
+/* A shift count the compiler cannot see: UBSAN checks it at run time. */
+static int shift = 40;
+module_param(shift, int, 0444);
+
+static void *leaked;
+static DEFINE_MUTEX(lock_a);
+static DEFINE_MUTEX(lock_b);
+
+/* The bugs, one per action; each returns whether it knew the action. */
+static bool csf_selftest_bug(const char *what)
+{
+	if (!strcmp(what, "uaf")) {
+		char *p = kmalloc(64, GFP_KERNEL);
+
+		kfree(p);
+		OPTIMIZER_HIDE_VAR(p); /* the compiler would see the bug too */
+		pr_info("csf_selftest: read after free: %d\n", READ_ONCE(p[8]));
+	} else if (!strcmp(what, "leak")) {
+		WRITE_ONCE(leaked, kmalloc(128, GFP_KERNEL));
+		WRITE_ONCE(leaked, NULL); /* the only reference, gone */
+	} else if (!strcmp(what, "lockdep")) {
+		mutex_lock(&lock_a);
+		mutex_lock(&lock_b);
+		mutex_unlock(&lock_b);
+		mutex_unlock(&lock_a);
+		mutex_lock(&lock_b);
+		mutex_lock(&lock_a);
+		mutex_unlock(&lock_a);
+		mutex_unlock(&lock_b);
+	} else if (!strcmp(what, "sleep")) {
+		preempt_disable();
+		might_sleep();
+		preempt_enable();
+	} else if (!strcmp(what, "ubsan")) {
+		pr_info("csf_selftest: 1 << %d = %u\n", shift, 1u << shift);
+	} else if (!strcmp(what, "list")) {
+		static LIST_HEAD(head);
+		static struct list_head entry;
+
+		list_add(&entry, &head);
+		list_add(&entry, &head);
+	} else if (!strcmp(what, "refcount")) {
+		refcount_t r = REFCOUNT_INIT(1);
+
+		refcount_dec(&r);
+		refcount_dec(&r);
+	} else {
+		return false;
+	}
+	return true;
 }
 
 static atomic_t fs_registrations = ATOMIC_INIT(0);
@@ -97,7 +160,7 @@ static int __init csf_selftest_init(void)
 			      -ENODEV;
 		cpus_read_unlock();
 		return err;
-	} else if (strcmp(action, "none")) {
+	} else if (strcmp(action, "none") && !csf_selftest_bug(action)) {
 		return -EINVAL;
 	}
 	return 0;

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tk.h: what the reliability tests (t_fault, t_fuzz, t_soak and the stress tests) share on top
+ * of t.h: a seeded random generator, the kernel log's reports, kmemleak, small file helpers.
+ *
+ * Kernel reports: the records of /dev/kmsg that tests/guest.sh would fail a run on. A test that
+ * provokes kernel messages on purpose (an allocation failure's stack dump) brackets them with
+ * the harness's noise markers; between them only the reports that no provoked message looks
+ * like (KASAN, lockdep, UBSAN, ...) count, as in the harness.
+ */
+#ifndef CSF_TESTS_TK_H
+#define CSF_TESTS_TK_H
+
+#include "t.h"
+
+#include <fcntl.h>
+#include <regex.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Keep in step with tests/guest.sh and tests/vm-inner.sh. */
+#define TK_KERNEL_BAD                                                                         \
+	"WARNING:|BUG[: ]|Oops|Kernel panic|KFENCE|blocked for more than|general protection|" \
+	"UBSAN|Call Trace|stall|suspected memory leak"
+#define TK_KERNEL_FATAL                                                               \
+	"KASAN|UBSAN|KFENCE|Oops|Kernel panic|general protection|circular locking|"   \
+	"inconsistent lock|lock held|refcount_t|corruption|ODEBUG|sleeping function|" \
+	"smp_processor_id|suspected memory leak"
+#define TK_NOISE_BEGIN "csf-harness: expected kernel messages begin"
+#define TK_NOISE_END "csf-harness: expected kernel messages end"
+
+/* splitmix64: every random choice of a test comes from one seed, so a run can be replayed. */
+static inline uint64_t tk_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t tk_below(uint64_t *s, uint64_t n)
+{
+	return n ? tk_rand(s) % n : 0;
+}
+
+static inline int tk_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Read a small file into buf (NUL-terminated); its length, or -1. */
+static inline ssize_t tk_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len > 1 && (n = read(fd, buf + total, len - 1 - (size_t)total)) > 0)
+		if ((size_t)(total += n) >= len - 1)
+			break;
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+static inline long long tk_read_ll(const char *path)
+{
+	char buf[64];
+
+	if (tk_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 0);
+}
+
+/* debugfs, where kmemleak and the fault-injection knobs live; 0 when it is there. */
+static inline int tk_debugfs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/debug/kmemleak", &st) == 0 ||
+	    stat("/sys/kernel/debug/failslab", &st) == 0)
+		return 0;
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	return stat("/sys/kernel/debug", &st);
+}
+
+/* ---- The kernel log ---- */
+
+struct tk_kmsg {
+	int fd;
+	bool noise; /* between the markers */
+	regex_t bad, fatal;
+};
+
+/* Start reading the kernel log from now on; false when it cannot be read (then no checks). */
+static inline bool tk_kmsg_open(struct tk_kmsg *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd < 0)
+		return false;
+	lseek(k->fd, 0, SEEK_END);
+	regcomp(&k->bad, TK_KERNEL_BAD, REG_EXTENDED | REG_NOSUB);
+	regcomp(&k->fatal, TK_KERNEL_FATAL, REG_EXTENDED | REG_NOSUB);
+	return true;
+}
+
+/* The reports logged since the last call, each printed as a "#" line. */
+static inline int tk_kmsg_reports(struct tk_kmsg *k)
+{
+	char rec[8192];
+	int reports = 0;
+	ssize_t n;
+
+	if (k->fd < 0)
+		return 0;
+	/* One record per read(); EAGAIN when there is no more, EPIPE when records were lost. */
+	while ((n = read(k->fd, rec, sizeof(rec) - 1)) != 0) {
+		char *msg;
+
+		if (n < 0) {
+			if (errno == EPIPE)
+				continue;
+			break;
+		}
+		rec[n] = 0;
+		msg = strchr(rec, ';');
+		msg = msg ? msg + 1 : rec;
+		*strchrnul(msg, '\n') = 0; /* the message; the dictionary lines follow */
+		if (strstr(msg, TK_NOISE_BEGIN))
+			k->noise = true;
+		else if (strstr(msg, TK_NOISE_END))
+			k->noise = false;
+		else if (!regexec(k->noise ? &k->fatal : &k->bad, msg, 0, NULL, 0)) {
+			printf("# kernel: %s\n", msg);
+			reports++;
+		}
+	}
+	fflush(stdout);
+	return reports;
+}
+
+static inline void tk_noise(bool begin, const char *why)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "%s (%s)\n", begin ? TK_NOISE_BEGIN : TK_NOISE_END, why);
+	tk_write_file("/dev/kmsg", line);
+}
+
+/* ---- kmemleak (CONFIG_DEBUG_KMEMLEAK) ---- */
+
+#define TK_KMEMLEAK "/sys/kernel/debug/kmemleak"
+
+static inline bool tk_kmemleak_present(void)
+{
+	tk_debugfs();
+	return access(TK_KMEMLEAK, W_OK) == 0;
+}
+
+/* Forget what is unreferenced now: later scans report only what leaks from here on. */
+static inline void tk_kmemleak_forget(void)
+{
+	tk_write_file(TK_KMEMLEAK, "scan");
+	tk_write_file(TK_KMEMLEAK, "clear");
+}
+
+/*
+ * Scan and count the unreferenced objects reported since tk_kmemleak_forget(), printing them.
+ * kmemleak reports only objects older than 5 s, so wait that long after the last free.
+ */
+static inline int tk_kmemleak_count(void)
+{
+	static char buf[1 << 16];
+	int n = 0;
+
+	t_sleep_ns(5500000000ull);
+	tk_write_file(TK_KMEMLEAK, "scan");
+	if (tk_read_file(TK_KMEMLEAK, buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *p = buf; (p = strstr(p, "unreferenced object")); p++)
+		n++;
+	if (n)
+		printf("# kmemleak:\n%s\n", buf);
+	return n;
+}
+
+#endif /* CSF_TESTS_TK_H */
