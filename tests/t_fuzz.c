@@ -269,6 +269,40 @@ static void unmap_part(struct fz *f, struct map *m, size_t off, size_t len)
 		m->len = off; /* a middle hole: the tail stays mapped, untracked */
 }
 
+/*
+ * In a child just after fork(): forget what fork() did not copy. A thread page (VM_DONTCOPY)
+ * and whatever MADV_DONTFORK marked leave holes, where the child's next mmap() (its library
+ * mapping its own thread page, most likely, into the hole of the parent's) can land; a table
+ * entry still naming the hole would later unmap that. The child has one thread here, so the
+ * table and /proc/self/maps cannot change under each other.
+ */
+static void prune_after_fork(struct fz *f)
+{
+	unsigned long lo[256], hi[256];
+	char line[512];
+	int n = 0;
+	FILE *fp = fopen("/proc/self/maps", "re");
+
+	while (fp && n < 256 && fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%lx-%lx", &lo[n], &hi[n]) == 2)
+			n++;
+	if (fp)
+		fclose(fp);
+	for (int i = 0; i < NMAPS; i++) {
+		unsigned long a = (unsigned long)f->maps[i].addr, end = a + f->maps[i].len;
+
+		if (!a)
+			continue;
+		/* Covered from a to end by consecutive ranges of the sorted list? */
+		for (int j = 0; j < n && a < end; j++)
+			if (lo[j] <= a && a < hi[j])
+				a = hi[j];
+		if (a < end || n == 256)
+			f->maps[i].addr =
+				NULL; /* the mapping is not whole here: not ours to touch */
+	}
+}
+
 /* ---- Checks of what is mapped ---- */
 
 /* Read every page of m (or write one byte to each); the signal that stopped it, or 0. */
@@ -1070,6 +1104,7 @@ static void op_spawn(struct fz *f)
 	case 1:
 		pid = (pid_t)note(fork());
 		if (pid == 0) {
+			prune_after_fork(f);
 			f->depth++;
 			f->rng = tk_rand(&f->rng) ^ 0x5eed;
 			run_ops(f, SUB_OPS);
@@ -1109,6 +1144,7 @@ static void op_spawn(struct fz *f)
 		if (pid == 0) {
 			struct csf_snap s;
 
+			prune_after_fork(f);
 			csf_thread_snap(&s); /* the leader holds a page; exec ends it */
 			f->depth = 2;
 			if (pthread_create(&th, NULL, exec_thread, f) == 0)
