@@ -186,7 +186,7 @@ static inline uint64_t t_mono_ns(void)
 /* Write val to a file (sysfs, procfs, tracefs): 0, or -1 with the errno of the open or write. */
 static inline int t_write_file(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC), e;
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), e;
 	ssize_t n;
 
 	if (fd < 0)

@@ -42,7 +42,7 @@ static int set_attr(const char *attr, const char *knob, const char *val)
 	char path[128];
 
 	snprintf(path, sizeof(path), DBG "%s/%s", attr, knob);
-	return tk_write_file(path, val);
+	return t_write_file(path, val);
 }
 
 static long long get_attr(const char *attr, const char *knob)
@@ -550,9 +550,9 @@ int main(void)
 		/* Every allocation from the module's code fails, in any task, 1000 times at most. */
 		setup_attrs(mod_start, mod_end, 100, 1000);
 		for (int i = 0; i < 5; i++) {
-			CHECK(tk_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+			CHECK(t_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
 			t_sleep_ns(30000000); /* a few refreshes of the page meanwhile */
-			CHECK(tk_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+			CHECK(t_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
 			t_sleep_ns(30000000);
 		}
 		left = get_attr("failslab", "times") + get_attr("fail_page_alloc", "times");

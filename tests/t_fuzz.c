@@ -348,7 +348,7 @@ static void check_thread_page(const struct csf_thread_page *p, const char *what)
 
 static void check_cpu_page(const struct csf_cpu_page *p, size_t maplen)
 {
-	struct csf_cpu_row rows[1 + 64], sum = { 0 };
+	struct csf_cpu_row rows[1 + 64];
 	uint32_t seq, n;
 
 	if (p->hdr.magic != CSF_MAGIC || p->hdr.kind != CSF_KIND_CPU) {
@@ -365,18 +365,8 @@ static void check_cpu_page(const struct csf_cpu_page *p, size_t maplen)
 		memcpy(rows, (const void *)p->rows, n * sizeof(rows[0]));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&p->seq, __ATOMIC_RELAXED) != seq);
-	for (uint32_t i = 1; i < n; i++) {
-		sum.user += rows[i].user;
-		sum.system += rows[i].system;
-		sum.idle += rows[i].idle;
-		sum.iowait += rows[i].iowait;
-		sum.irq += rows[i].irq;
-		sum.softirq += rows[i].softirq;
-	}
 	atomic_fetch_add(&st->snaps, 1);
-	if (sum.user != rows[0].user || sum.system != rows[0].system || sum.idle != rows[0].idle ||
-	    sum.iowait != rows[0].iowait || sum.irq != rows[0].irq ||
-	    sum.softirq != rows[0].softirq)
+	if (!tk_cpu_sum_ok(rows, (int)n))
 		violation("cpu page: the sum row is not the sum of the rows");
 }
 

@@ -36,23 +36,12 @@ static void *reader(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		struct csf_cpu_row sum = { 0 };
-
 		n = csf_cpu_snap_all(rows, 65, &t);
 		if (n < 2) {
 			atomic_fetch_add(&bad_reads, 1);
 			continue;
 		}
-		for (int i = 1; i < n; i++) {
-			sum.user += rows[i].user;
-			sum.system += rows[i].system;
-			sum.idle += rows[i].idle;
-			sum.iowait += rows[i].iowait;
-			sum.softirq += rows[i].softirq;
-		}
-		if (sum.user != rows[0].user || sum.system != rows[0].system ||
-		    sum.idle != rows[0].idle || sum.iowait != rows[0].iowait ||
-		    sum.softirq != rows[0].softirq || rows[1].online != 1 || t < last_t) {
+		if (!tk_cpu_sum_ok(rows, n) || rows[1].online != 1 || t < last_t) {
 			printf("#   bad read: sum row or cpu0 row or time (%llu after %llu)\n",
 			       (unsigned long long)t, (unsigned long long)last_t);
 			atomic_fetch_add(&bad_reads, 1);
@@ -136,9 +125,9 @@ int main(int argc, char **argv)
 			pthread_create(&rd[i], NULL, reader, NULL);
 		end = t_mono_ns() + (uint64_t)(seconds * 1e9);
 		while (t_mono_ns() < end) {
-			CHECK(tk_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+			CHECK(t_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
 			t_sleep_ns(tk_below(&rng, 20000000));
-			CHECK(tk_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+			CHECK(t_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
 			t_sleep_ns(tk_below(&rng, 20000000));
 			if (atomic_fetch_add(&cycles, 1) % 4 == 3) {
 				int i = (int)tk_below(&rng, MOVERS);
@@ -156,7 +145,7 @@ int main(int argc, char **argv)
 			kill(movers[i], SIGKILL);
 			waitpid(movers[i], NULL, 0);
 		}
-		tk_write_file(CPU1_ONLINE, "1");
+		t_write_file(CPU1_ONLINE, "1");
 		csf_cpu_unmap();
 		printf("FIGURE hotplug cycles %ld cpu-page-reads %ld snapshots %ld migrations %ld "
 		       "movers-killed %ld\n",

@@ -74,8 +74,8 @@ static void child(void)
 	if (csf_thread_snap(&s))
 		_exit(12);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (tk_write_file(TINY "/cgroup.procs", pid) ||
-	    tk_write_file("/proc/self/oom_score_adj", "-1000"))
+	if (t_write_file(TINY "/cgroup.procs", pid) ||
+	    t_write_file("/proc/self/oom_score_adj", "-1000"))
 		_exit(10);
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, opener, NULL))
@@ -105,18 +105,18 @@ static void round_(bool kill_it, int base)
 	 * Charges come out of per-CPU stocks charged ahead by up to 64 pages: a limit of 0 drains
 	 * them (and fails to reclaim or kill anything), then usage is what the child really uses.
 	 */
-	tk_write_file(TINY "/memory.max", "0");
+	t_write_file(TINY "/memory.max", "0");
 	cur = tk_read_ll(TINY "/memory.current");
 	/* Room for about three objects and their pages beyond what the child already uses. */
 	snprintf(max, sizeof(max), "%lld", cur + 3LL * 8192);
-	CHECK(tk_write_file(TINY "/memory.max", max) == 0, "memory.max: %s", strerror(errno));
+	CHECK(t_write_file(TINY "/memory.max", max) == 0, "memory.max: %s", strerror(errno));
 	atomic_store(&sh->go, 1);
 	if (kill_it) {
 		t_sleep_ns(3000000);
 		kill(pid, SIGKILL);
 	}
 	waitpid(pid, &status, 0);
-	tk_write_file(TINY "/memory.max", "max");
+	t_write_file(TINY "/memory.max", "max");
 	printf("#   %s: memory.current %lld, memory.max %s: %d mapped, %d ENOMEM, %d other errors\n",
 	       kill_it ? "killed" : "to the end", cur, max, atomic_load(&sh->ok),
 	       atomic_load(&sh->enomem), atomic_load(&sh->other));
@@ -154,7 +154,7 @@ int main(void)
 		if (tk_read_file(CG "/cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
 		    !strstr(ctl, "memory"))
 			SKIP("no cgroup v2 memory controller");
-		tk_write_file(CG "/cgroup.subtree_control", "+memory");
+		t_write_file(CG "/cgroup.subtree_control", "+memory");
 		t_sleep_ns(20000000);
 		base = t_module_refs();
 		round_(false, base);

@@ -169,25 +169,14 @@ static void *cpu_reader(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		struct csf_cpu_row sum = { 0 };
 		int n = csf_cpu_snap_all(rows, 65, NULL);
 
 		if (n < 2) {
 			atomic_fetch_add(&violations, 1);
 			continue;
 		}
-		for (int i = 1; i < n; i++) {
-			sum.user += rows[i].user;
-			sum.system += rows[i].system;
-			sum.idle += rows[i].idle;
-			sum.iowait += rows[i].iowait;
-			sum.irq += rows[i].irq;
-			sum.softirq += rows[i].softirq;
-		}
 		atomic_fetch_add(&snaps, 1);
-		if (sum.user != rows[0].user || sum.system != rows[0].system ||
-		    sum.idle != rows[0].idle || sum.iowait != rows[0].iowait ||
-		    sum.irq != rows[0].irq || sum.softirq != rows[0].softirq) {
+		if (!tk_cpu_sum_ok(rows, n)) {
 			printf("#   cpu page: the sum row is not the sum of the rows\n");
 			atomic_fetch_add(&violations, 1);
 		}

@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <regex.h>
+#include <stddef.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,19 +46,24 @@ static inline uint64_t tk_below(uint64_t *s, uint64_t n)
 	return n ? tk_rand(s) % n : 0;
 }
 
-static inline int tk_write_file(const char *path, const char *s)
+/*
+ * Whether the cpu page's sum row (rows[0]) is, in every time field, the sum of the n - 1 CPU
+ * rows after it, as the module builds it.
+ */
+static inline bool tk_cpu_sum_ok(const struct csf_cpu_row *rows, int n)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-	int e;
+	for (size_t f = 0; f < offsetof(struct csf_cpu_row, online); f += sizeof(uint64_t)) {
+		uint64_t sum = 0, v;
 
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
+		for (int i = 1; i < n; i++) {
+			memcpy(&v, (const char *)&rows[i] + f, sizeof(v));
+			sum += v;
+		}
+		memcpy(&v, (const char *)&rows[0] + f, sizeof(v));
+		if (sum != v)
+			return false;
+	}
+	return true;
 }
 
 /* Read a small file into buf (NUL-terminated); its length, or -1. */
@@ -158,7 +164,7 @@ static inline void tk_noise(bool begin, const char *why)
 	char line[128];
 
 	snprintf(line, sizeof(line), "%s (%s)\n", begin ? TK_NOISE_BEGIN : TK_NOISE_END, why);
-	tk_write_file("/dev/kmsg", line);
+	t_write_file("/dev/kmsg", line);
 }
 
 /* ---- kmemleak (CONFIG_DEBUG_KMEMLEAK) ---- */
@@ -174,8 +180,8 @@ static inline bool tk_kmemleak_present(void)
 /* Forget what is unreferenced now: later scans report only what leaks from here on. */
 static inline void tk_kmemleak_forget(void)
 {
-	tk_write_file(TK_KMEMLEAK, "scan");
-	tk_write_file(TK_KMEMLEAK, "clear");
+	t_write_file(TK_KMEMLEAK, "scan");
+	t_write_file(TK_KMEMLEAK, "clear");
 }
 
 /*
@@ -188,7 +194,7 @@ static inline int tk_kmemleak_count(void)
 	int n = 0;
 
 	t_sleep_ns(5500000000ull);
-	tk_write_file(TK_KMEMLEAK, "scan");
+	t_write_file(TK_KMEMLEAK, "scan");
 	if (tk_read_file(TK_KMEMLEAK, buf, sizeof(buf)) < 0)
 		return -1;
 	for (char *p = buf; (p = strstr(p, "unreferenced object")); p++)

@@ -202,14 +202,18 @@ static int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static int read_u64(const char *path, uint64_t *v)
+/* A number from sysfs: signed (a pid, -1 for none) into s, or unsigned into u. */
+static int read_num(const char *path, int64_t *s, uint64_t *u)
 {
 	char buf[64], *end;
 
 	if (read_file(path, buf, sizeof(buf)))
 		return -1;
 	errno = 0;
-	*v = strtoull(buf, &end, 0);
+	if (s)
+		*s = strtoll(buf, &end, 0);
+	else
+		*u = strtoull(buf, &end, 0);
 	if (errno || end == buf) {
 		errno = EINVAL;
 		return -1;
@@ -217,19 +221,14 @@ static int read_u64(const char *path, uint64_t *v)
 	return 0;
 }
 
+static int read_u64(const char *path, uint64_t *v)
+{
+	return read_num(path, NULL, v);
+}
+
 static int read_i64(const char *path, int64_t *v)
 {
-	char buf[64], *end;
-
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	errno = 0;
-	*v = strtoll(buf, &end, 0);
-	if (errno || end == buf) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
+	return read_num(path, v, NULL);
 }
 
 static int write_file(const char *path, const char *val)
