@@ -109,12 +109,14 @@ fi
 # Only timestamped lines are the kernel's: test output on the same console must not count. Nor
 # what a test made the kernel say on purpose, between the markers of tests/vm-inner.sh, unless
 # it is a report no test provokes on purpose (kernel_fatal).
-kernel_lines() { grep -E '^\[ *[0-9]+\.[0-9]+\]' "$console"; }
+# -a: a test may write bytes that are not text to the console (the fuzzer does), after which grep
+# would otherwise stop at "binary file matches" and see no report that follows.
+kernel_lines() { grep -aE '^\[ *[0-9]+\.[0-9]+\]' "$console" || true; }
 {
 	kernel_lines | awk '/csf-harness: expected kernel messages begin/ { skip = 1 }
 		!skip { print }
-		/csf-harness: expected kernel messages end/ { skip = 0 }' | grep -E "$kernel_bad"
-	kernel_lines | grep -E "$kernel_fatal"
+		/csf-harness: expected kernel messages end/ { skip = 0 }' | grep -aE "$kernel_bad" || true
+	kernel_lines | grep -aE "$kernel_fatal" || true
 } >"$out/kernel-problems.log"
 if [ -s "$out/kernel-problems.log" ]; then
 	problems+=("kernel reported problems:")
@@ -129,7 +131,7 @@ if [ -s "$out/kernel-problems.log" ]; then
 fi
 if [ "${#problems[@]}" -gt 0 ]; then
 	echo "--- last 40 lines of $console ---"
-	tail -n 40 "$console" | tr -d '\r'
+	tail -n 40 "$console" | tr -d '\r' | cat -v
 	echo "---"
 	[ -s "$out/qemu.log" ] && cat "$out/qemu.log"
 fi
