@@ -73,10 +73,12 @@
 #define SUB_OPS 24 /* operations of a child, a short-lived thread or an exec'ed program */
 #define MAX_ERRNO 140
 /*
- * The console again, for reports from a failing process: below the numbers the operations dup
- * onto and close (10 and up), and blocking (an operation may set O_NONBLOCK on fd 1).
+ * The console again, for reports from a failing process: above the numbers the operations pick
+ * at random (pick_fd(): 0 to 63) and dup onto (10 to 63), so that they neither write to it nor
+ * close it. Their random numbers reach 0, 1 and 2 too: a worker's are /dev/null, or a
+ * splice of gigabytes to the 115200-baud console would hold it (and the harness) for minutes.
  */
-#define DIAG_FD 9
+#define DIAG_FD 100
 
 enum kind { K_OTHER, K_THREAD, K_CPU, K_DIR };
 
@@ -1173,6 +1175,13 @@ static void op_spawn(struct fz *f)
 }
 
 static pthread_t g_threads[16];
+/*
+ * The worker's fuzzing threads by tid, 0 before one starts and after it ends: a signal goes
+ * through tgkill(), never pthread_kill(), whose pthread_t may not be stored yet (pthread_create()
+ * writes it after the thread runs) or may name a joined thread. glibc then faulted with every
+ * signal blocked, and the kernel killed the worker without its handler's report.
+ */
+static _Atomic pid_t g_tids[16];
 static int g_nthreads;
 
 static void op_misc(struct fz *f)
@@ -1204,8 +1213,12 @@ static void op_misc(struct fz *f)
 		}
 		break;
 	case 3: /* interrupt a sibling thread's system call */
-		if (g_nthreads && !f->depth)
-			pthread_kill(g_threads[tk_below(&f->rng, (uint64_t)g_nthreads)], SIGUSR1);
+		if (g_nthreads && !f->depth) {
+			pid_t tid = atomic_load(&g_tids[tk_below(&f->rng, (uint64_t)g_nthreads)]);
+
+			if (tid)
+				note(syscall(SYS_tgkill, getpid(), tid, SIGUSR1));
+		}
 		break;
 	default:
 		note(fchdir(fd));
@@ -1311,7 +1324,7 @@ static void fz_reap(struct fz *f)
 
 struct thread_arg {
 	uint64_t seed;
-	int ops;
+	int ops, idx;
 };
 
 static void *fuzz_thread(void *arg)
@@ -1320,8 +1333,10 @@ static void *fuzz_thread(void *arg)
 	struct fz f;
 
 	alt_stack();
+	atomic_store(&g_tids[a->idx], gettid());
 	fz_init(&f, a->seed, 0);
 	run_ops(&f, a->ops);
+	atomic_store(&g_tids[a->idx], 0);
 	fz_reap(&f);
 	return NULL;
 }
@@ -1345,13 +1360,24 @@ static void handlers(void)
 static void worker(uint64_t seed, int idx, int nthreads, int ops)
 {
 	struct thread_arg args[16];
-
-	int diag = open("/dev/console", O_WRONLY | O_NOCTTY);
+	int diag = open("/dev/console", O_WRONLY | O_NOCTTY), null = open("/dev/null", O_RDWR);
 
 	if (diag >= 0 && diag != DIAG_FD) {
 		dup2(diag, DIAG_FD);
 		close(diag);
 	}
+	for (int fd = 0; null >= 0 && fd < 3; fd++)
+		dup2(null, fd);
+	if (null > 2)
+		close(null);
+	/*
+	 * Nothing else of the main process's: its /dev/kmsg reader (an operation clearing the
+	 * shared O_NONBLOCK, or reading records, would block it or hide reports from it) and the
+	 * other workers' sockets.
+	 */
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != DIAG_FD && fd != g_sock_send && fd != g_sock_recv)
+			close(fd);
 	setpgid(0, 0); /* the round's end kills the group: this process and all it started */
 	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
 	    setresuid(NOBODY, NOBODY, NOBODY))
@@ -1362,6 +1388,7 @@ static void worker(uint64_t seed, int idx, int nthreads, int ops)
 	for (int i = 0; i < nthreads; i++) {
 		args[i].seed = seed ^ ((uint64_t)(idx + 1) << 40) ^ ((uint64_t)(i + 1) << 52);
 		args[i].ops = ops;
+		args[i].idx = i;
 		if (pthread_create(&g_threads[i], NULL, fuzz_thread, &args[i]))
 			_exit(91);
 	}
@@ -1387,10 +1414,14 @@ static int exec_child(const char *seed)
 	return 0;
 }
 
-/* Where this process's children are stuck: each thread's state and kernel stack (as root). */
-static void show_stuck(void)
+/*
+ * Where this process's children are stuck: each thread's state and kernel stack (as root). Returns
+ * how many of those stacks are in the module.
+ */
+static int show_stuck(void)
 {
 	char path[320], buf[2048];
+	int in_module = 0;
 	struct dirent *d;
 	DIR *dp = opendir("/proc");
 
@@ -1412,8 +1443,10 @@ static void show_stuck(void)
 			tk_read_file(path, buf, sizeof(buf));
 			printf("# fuzz: stuck task %s: %s", t->d_name, buf);
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, t->d_name);
-			if (tk_read_file(path, buf, sizeof(buf)) > 0)
+			if (tk_read_file(path, buf, sizeof(buf)) > 0) {
 				printf("%s", buf);
+				in_module += strstr(buf, "[coarse_stat_fs]") != NULL;
+			}
 		}
 		if (tp)
 			closedir(tp);
@@ -1421,6 +1454,7 @@ static void show_stuck(void)
 	if (dp)
 		closedir(dp);
 	fflush(stdout);
+	return in_module;
 }
 
 static void errno_list(char *buf, size_t len)
@@ -1565,8 +1599,12 @@ int main(int argc, char **argv)
 				if (t_mono_ns() > limit) {
 					printf("# fuzz: seed %llu: %d processes still running 30 s after the round\n",
 					       (unsigned long long)round_seed, alive);
-					show_stuck();
-					hangs++;
+					/*
+					 * Blocked where the fuzzer asked (a read of a socket whose
+					 * O_NONBLOCK an operation cleared): its own doing, and SIGKILL
+					 * ends it. Waiting inside the module: a hang.
+					 */
+					hangs += show_stuck() > 0;
 					for (int i = 0; i < procs; i++)
 						if (pids[i] > 0)
 							kill(pids[i], SIGKILL);
