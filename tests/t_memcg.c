@@ -27,7 +27,7 @@
 #define THREADS 48
 
 struct shared {
-	atomic_int ready, go;
+	atomic_int ready, go, tried;
 	atomic_int ok, enomem, other;
 };
 
@@ -61,6 +61,14 @@ static void *opener(void *arg)
 		atomic_fetch_add(&sh->enomem, 1);
 	else
 		atomic_fetch_add(&sh->other, 1);
+	/*
+	 * Stay until every thread has tried: an exiting thread frees more than an open charges
+	 * (its kernel stack, and the stack pages glibc gives back), and would make room for the
+	 * next one, so that all might get through one after the other.
+	 */
+	atomic_fetch_add(&sh->tried, 1);
+	while (atomic_load(&sh->tried) < THREADS)
+		t_sleep_ns(1000000);
 	return NULL;
 }
 
@@ -85,6 +93,27 @@ static void child(void)
 	_exit(0);
 }
 
+/*
+ * What the child really uses. Charges come out of per-CPU stocks charged ahead by up to 64
+ * pages: a limit of 0 drains them (and fails to reclaim or kill anything), but another CPU's
+ * stock drains later, in a work item the write does not wait for. Counted in, that stock let
+ * every open through. So: drain and read until two reads agree.
+ */
+static long long settled_usage(void)
+{
+	long long cur = -1, prev;
+
+	for (int i = 0; i < 50; i++) {
+		prev = cur;
+		t_write_file(TINY "/memory.max", "0");
+		t_sleep_ns(20000000);
+		cur = tk_read_ll(TINY "/memory.current");
+		if (cur == prev)
+			break;
+	}
+	return cur;
+}
+
 /* One round; kill: SIGKILL the child while its threads open. */
 static void round_(bool kill_it, int base)
 {
@@ -101,12 +130,7 @@ static void round_(bool kill_it, int base)
 	while (atomic_load(&sh->ready) < THREADS)
 		t_sleep_ns(2000000);
 	t_sleep_ns(50000000); /* every thread is parked in its wait */
-	/*
-	 * Charges come out of per-CPU stocks charged ahead by up to 64 pages: a limit of 0 drains
-	 * them (and fails to reclaim or kill anything), then usage is what the child really uses.
-	 */
-	t_write_file(TINY "/memory.max", "0");
-	cur = tk_read_ll(TINY "/memory.current");
+	cur = settled_usage();
 	/* Room for about three objects and their pages beyond what the child already uses. */
 	snprintf(max, sizeof(max), "%lld", cur + 3LL * 8192);
 	CHECK(t_write_file(TINY "/memory.max", max) == 0, "memory.max: %s", strerror(errno));
