@@ -10,6 +10,7 @@
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/irqflags.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -161,12 +162,15 @@ static int csf_learn_classes(void)
  * there, one after the other: at the right offset the count reads at least 2, then one more.
  * (At the wrong one, the lock reads the same while held, the field after the count does not
  * follow it.) Where exactly one offset passes, on every CPU, it is used; otherwise the count is
- * reported as unknown (-1). CPUs that come online later report -1 too.
+ * reported as unknown (-1). CPUs that come online later report -1 too. Each CPU gets a few
+ * tries, since other CPUs may enqueue there or pull from there meanwhile.
  */
 static const size_t csf_rq_offs[] = {
 	0, /* 7.x: nr_running first, on the cache line the load balancer reads */
 	ALIGN(sizeof(raw_spinlock_t), __alignof__(unsigned int)), /* 6.1 to 6.12: after __lock */
 };
+
+#define CSF_RQ_TRIES 5
 
 static size_t csf_rq_off;
 static int csf_rq_known; /* 1 known, -1 not recognized, 0 not learned yet */
@@ -214,12 +218,20 @@ static int csf_learn_rq(void *arg)
 		kthread_bind(w[i], l->cpu);
 	}
 	if (i == 2) {
+		unsigned long flags;
+
+		/*
+		 * With interrupts off, neither the first woken kthread (wakeup preemption) nor an
+		 * interrupt's wakeup runs between the two enqueues and changes the count.
+		 */
+		local_irq_save(flags);
 		WRITE_ONCE(csf_rq_learn, l);
 		WRITE_ONCE(csf_rq_waker, current);
 		wake_up_process(w[0]);
 		wake_up_process(w[1]);
 		WRITE_ONCE(csf_rq_waker, NULL);
 		WRITE_ONCE(csf_rq_learn, NULL);
+		local_irq_restore(flags);
 	}
 	while (i--)
 		kthread_stop(w[i]);
@@ -253,14 +265,16 @@ static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
 	}
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		struct csf_learn l = { .cpu = cpu };
-		int c;
+		struct csf_learn l;
+		int c = -1, try;
 
-		if (csf_run_learner(csf_learn_rq, &l, cpu)) {
-			known = -1;
-			break;
+		/* Another CPU can still enqueue here or pull from here in between: a few tries. */
+		for (try = 0; try < CSF_RQ_TRIES && c < 0; try++) {
+			l = (struct csf_learn){ .cpu = cpu };
+			if (csf_run_learner(csf_learn_rq, &l, cpu))
+				break;
+			c = csf_rq_candidate(&l);
 		}
-		c = csf_rq_candidate(&l);
 		if (c < 0 || (off >= 0 && c != off)) {
 			known = -1;
 			break;
