@@ -10,9 +10,9 @@
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
-#include <linux/irqflags.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/stop_machine.h>
 #include <linux/tracepoint.h>
@@ -163,7 +163,7 @@ static int csf_learn_classes(void)
  * (At the wrong one, the lock reads the same while held, the field after the count does not
  * follow it.) Where exactly one offset passes, on every CPU, it is used; otherwise the count is
  * reported as unknown (-1). CPUs that come online later report -1 too. Each CPU gets a few
- * tries, since other CPUs may enqueue there or pull from there meanwhile.
+ * tries, since interrupts and other CPUs may change the count meanwhile.
  */
 static const size_t csf_rq_offs[] = {
 	0, /* 7.x: nr_running first, on the cache line the load balancer reads */
@@ -188,7 +188,7 @@ static void csf_nr_running_probe(void *data, struct rq *rq, int change)
 {
 	struct csf_learn *l = READ_ONCE(csf_rq_learn);
 
-	if (current != READ_ONCE(csf_rq_waker) || !l || change <= 0 || l->seen >= 2)
+	if (!in_task() || current != READ_ONCE(csf_rq_waker) || !l || change <= 0 || l->seen >= 2)
 		return;
 	if (!l->seen)
 		l->rq = rq;
@@ -218,20 +218,18 @@ static int csf_learn_rq(void *arg)
 		kthread_bind(w[i], l->cpu);
 	}
 	if (i == 2) {
-		unsigned long flags;
-
 		/*
-		 * With interrupts off, neither the first woken kthread (wakeup preemption) nor an
-		 * interrupt's wakeup runs between the two enqueues and changes the count.
+		 * With preemption off, the first woken kthread cannot run (wakeup preemption) and
+		 * sleep again between the two enqueues; the probe ignores interrupts' wakeups.
 		 */
-		local_irq_save(flags);
+		preempt_disable();
 		WRITE_ONCE(csf_rq_learn, l);
 		WRITE_ONCE(csf_rq_waker, current);
 		wake_up_process(w[0]);
 		wake_up_process(w[1]);
 		WRITE_ONCE(csf_rq_waker, NULL);
 		WRITE_ONCE(csf_rq_learn, NULL);
-		local_irq_restore(flags);
+		preempt_enable();
 	}
 	while (i--)
 		kthread_stop(w[i]);
@@ -268,7 +266,7 @@ static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
 		struct csf_learn l;
 		int c = -1, try;
 
-		/* Another CPU can still enqueue here or pull from here in between: a few tries. */
+		/* Interrupts and other CPUs can still change the count in between: a few tries. */
 		for (try = 0; try < CSF_RQ_TRIES && c < 0; try++) {
 			l = (struct csf_learn){ .cpu = cpu };
 			if (csf_run_learner(csf_learn_rq, &l, cpu))

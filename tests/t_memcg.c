@@ -28,7 +28,7 @@
 
 struct shared {
 	atomic_int ready, go, tried;
-	atomic_int ok, enomem, other;
+	atomic_int ok, enomem, other, gave_up;
 };
 
 static struct shared *sh;
@@ -39,10 +39,12 @@ static struct shared *sh;
  */
 static void __attribute__((noinline)) warm_up(void)
 {
+	/* Volatile stores, and a volatile pointer: a memset or malloc/free pair is optimized out. */
 	volatile char stack[32768];
-	void *p = malloc(512); /* the thread's malloc arena: glibc's thread_local destructors */
+	void *volatile p = malloc(512); /* the thread's malloc arena: thread_local destructors */
 
-	memset((char *)stack, 1, sizeof(stack));
+	for (size_t i = 0; i < sizeof(stack); i += 256)
+		stack[i] = 1;
 	free(p);
 }
 
@@ -67,8 +69,14 @@ static void *opener(void *arg)
 	 * next one, so that all might get through one after the other.
 	 */
 	atomic_fetch_add(&sh->tried, 1);
-	while (atomic_load(&sh->tried) < THREADS)
+	for (int i = 0; atomic_load(&sh->tried) < THREADS; i++) {
+		/* Not forever: a thread can still be stuck in a fault only an exit lets through. */
+		if (i == 10000) {
+			atomic_fetch_add(&sh->gave_up, 1);
+			break;
+		}
 		t_sleep_ns(1000000);
+	}
 	return NULL;
 }
 
@@ -141,9 +149,10 @@ static void round_(bool kill_it, int base)
 	}
 	waitpid(pid, &status, 0);
 	t_write_file(TINY "/memory.max", "max");
-	printf("#   %s: memory.current %lld, memory.max %s: %d mapped, %d ENOMEM, %d other errors\n",
+	printf("#   %s: memory.current %lld, memory.max %s: %d mapped, %d ENOMEM, %d other errors"
+	       "; %d stopped waiting for the others\n",
 	       kill_it ? "killed" : "to the end", cur, max, atomic_load(&sh->ok),
-	       atomic_load(&sh->enomem), atomic_load(&sh->other));
+	       atomic_load(&sh->enomem), atomic_load(&sh->other), atomic_load(&sh->gave_up));
 	printf("FIGURE memcg %s threads %d mapped %d enomem %d other-errors %d\n",
 	       kill_it ? "killed" : "complete", THREADS, atomic_load(&sh->ok),
 	       atomic_load(&sh->enomem), atomic_load(&sh->other));
