@@ -382,7 +382,19 @@ static void check_map(struct map *m)
 	fault_armed = 1;
 	sig = sigsetjmp(fault_jmp, 1);
 	if (sig == 0) {
-		if (m->kind == K_THREAD)
+		const struct csf_hdr *h = (const void *)m->addr;
+		enum kind k = m->kind;
+
+		/*
+		 * The table's kind comes from fstat() of the descriptor after mmap(), and a sibling
+		 * can close that number and open the other file on it in between: with a valid
+		 * header, the page itself says which it is.
+		 */
+		if (h->magic == CSF_MAGIC && h->kind == CSF_KIND_CPU)
+			k = K_CPU;
+		else if (h->magic == CSF_MAGIC && h->kind == CSF_KIND_THREAD)
+			k = K_THREAD;
+		if (k == K_THREAD)
 			check_thread_page((const void *)m->addr, "mapped thread page");
 		else
 			check_cpu_page((const void *)m->addr, m->len);
