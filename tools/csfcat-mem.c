@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "csfcat.h"
+#include "csfcat-mem.h"
 
 #define STAT_PARAMS "/sys/module/damon_stat/parameters"
 #define DAMON_ADMIN "/sys/kernel/mm/damon/admin"
@@ -66,8 +67,6 @@
 /* A kdamond this busy (ms of CPU per s) likely falls behind its sampling interval. */
 #define LAGGING_CPU_MS_PER_S 300.0
 
-#define NR_PCT 101
-
 static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
 
 #define NR_COMPACT (sizeof(compact_pcts) / sizeof(compact_pcts[0]))
@@ -91,11 +90,16 @@ struct mem_report {
 	unsigned int nr_ranges; /* contiguous ranges (vaddr) */
 	unsigned int nr_regions; /* DAMON regions, 0: not known (DAMON_STAT does not say) */
 	const char *range_note;
-	double monitored_s;
-	uint64_t aggr_us, sample_us; /* sample_us 0: not known */
+	double monitored_s; /* < 0: not known */
+	const char *monitored_note; /* why not known, or how it was found */
+	uint64_t aggr_us, sample_us; /* 0: not known */
 	bool tuned;
-	uint64_t bandwidth; /* bytes per second */
-	int64_t idle_ms[NR_PCT];
+	bool accessed_negative; /* accessed bytes have negative idle times (not on 6.17) */
+	struct mem_metrics met;
+	bool bw_trusted; /* the bandwidth reading can be taken as it is */
+	char bw_note[256]; /* why not, next to the figure */
+	uint64_t bw_window_max; /* --watch on DAMON_STAT: the largest of the last readings */
+	int bw_window_n; /* how many; 0: no window */
 	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
 	double cpu_window_s; /* over this long */
 	bool cpu_since_start; /* the window is the kdamond's whole life */
@@ -179,10 +183,28 @@ static void reraise(void)
 
 /* ---- sysfs and procfs files ---- */
 
+/*
+ * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
+ * DIR/proc/... (and DIR/boot/...) instead, so that tests/t_mem_stat.c runs it, natively and
+ * without root, on copies of each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat/).
+ * CSFCAT_MEM_WAIT_S bounds the wait for DAMON_STAT's first results (default 30 s).
+ */
+static const char *test_root = "";
+
+/* PATH under the test root, in buf. */
+static const char *at_root(const char *path, char *buf, size_t len)
+{
+	if (!*test_root)
+		return path;
+	snprintf(buf, len, "%s%s", test_root, path);
+	return buf;
+}
+
 /* Read a small file, without its trailing newline. Returns 0, or -1 with errno set. */
 static int read_file(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char rp[PATH_MAX];
+	int fd = open(at_root(path, rp, sizeof(rp)), O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -233,7 +255,8 @@ static int read_i64(const char *path, int64_t *v)
 
 static int write_file(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	char rp[PATH_MAX];
+	int fd = open(at_root(path, rp, sizeof(rp)), O_WRONLY | O_CLOEXEC);
 	ssize_t n;
 	int e;
 
@@ -251,7 +274,9 @@ static int write_file(const char *path, const char *val)
 
 static bool exists(const char *path)
 {
-	return access(path, F_OK) == 0;
+	char rp[PATH_MAX];
+
+	return access(at_root(path, rp, sizeof(rp)), F_OK) == 0;
 }
 
 /* Explain a failed read or write of a DAMON file; EACCES is the common one. */
@@ -358,8 +383,8 @@ struct ram {
 
 static int system_ram(struct ram *r)
 {
-	FILE *f = fopen("/proc/iomem", "re");
-	char line[256];
+	char rp[PATH_MAX], line[256];
+	FILE *f = fopen(at_root("/proc/iomem", rp, sizeof(rp)), "re");
 	bool any = false;
 
 	if (!f)
@@ -395,63 +420,28 @@ static int system_ram(struct ram *r)
 	return 0;
 }
 
+/* The running kernel's release (the test root's, under CSFCAT_MEM_ROOT). */
+static void kernel_release(char *buf, size_t len)
+{
+	struct utsname u;
+
+	if (!read_file("/proc/sys/kernel/osrelease", buf, len) && *buf)
+		return;
+	snprintf(buf, len, "%s", uname(&u) ? "?" : u.release);
+}
+
 /* The running kernel is at least MAJOR.MINOR (distributions backport: use for behaviour only). */
 static bool kernel_at_least(long major, long minor)
 {
-	struct utsname u;
-	char *p;
+	char rel[128], *p;
 	long ma, mi;
 
-	if (uname(&u))
-		return true;
-	ma = strtol(u.release, &p, 10);
+	kernel_release(rel, sizeof(rel));
+	ma = strtol(rel, &p, 10);
 	if (*p != '.')
 		return true;
 	mi = strtol(p + 1, NULL, 10);
 	return ma > major || (ma == major && mi >= minor);
-}
-
-/* ---- the metrics, as DAMON_STAT computes them ---- */
-
-struct region {
-	uint64_t start, end;
-	uint64_t nr_accesses, age;
-};
-
-/* In aggregation intervals: hot (accessed in the last one) regions negative. */
-static int64_t idle_intervals(const struct region *r)
-{
-	return r->nr_accesses ? -(int64_t)(r->age + 1) : (int64_t)(r->age + 1);
-}
-
-static int cmp_idle(const void *a, const void *b)
-{
-	int64_t x = idle_intervals(a), y = idle_intervals(b);
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * damon_stat_set_idletime_percentiles() and damon_stat_set_estimated_memory_bandwidth():
- * percentile p is the idle time of the region at which the bytes walked, in idle-time order,
- * reach p% of all (integer division, as the kernel does it). 128-bit sums cannot overflow.
- */
-static void compute_metrics(struct region *r, size_t n, uint64_t aggr_us, struct mem_report *m)
-{
-	unsigned __int128 total = 0, accessed = 0, walked = 0;
-	int next = 0;
-
-	qsort(r, n, sizeof(*r), cmp_idle);
-	for (size_t i = 0; i < n; i++) {
-		total += r[i].end - r[i].start;
-		accessed += (unsigned __int128)(r[i].end - r[i].start) * r[i].nr_accesses;
-	}
-	m->bandwidth = aggr_us ? (uint64_t)(accessed * 1000000u / aggr_us) : 0;
-	for (size_t i = 0; i < n && total; i++) {
-		walked += r[i].end - r[i].start;
-		while (next < NR_PCT && (unsigned __int128)next <= walked * 100 / total)
-			m->idle_ms[next++] = idle_intervals(&r[i]) * (int64_t)aggr_us / 1000;
-	}
 }
 
 /* ---- output ---- */
@@ -465,49 +455,62 @@ static const char *mib(uint64_t bytes, char *buf, size_t len)
 static void print_pct_row(const struct mem_report *m, const int *pcts, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		printf("%s p%d %.3f", i ? " " : "", pcts[i], (double)m->idle_ms[pcts[i]] / 1000.0);
+		printf("%s p%d %.3f", i ? " " : "", pcts[i],
+		       (double)m->met.idle_ms[pcts[i]] / 1000.0);
 	putchar('\n');
 }
 
 static void print_text(const struct mem_report *m, const struct mem_opts *o)
 {
-	char b1[32];
+	char b1[32], since[160];
 
-	if (!strcmp(m->source, "damon_stat"))
+	if (!strcmp(m->source, "damon_stat") && m->kdamond > 0)
 		printf("source: DAMON_STAT, the kernel's own monitor (kdamond pid %d)\n",
 		       m->kdamond);
+	else if (!strcmp(m->source, "damon_stat"))
+		printf("source: DAMON_STAT, the kernel's own monitor (kdamond pid not known)\n");
 	else
 		printf("source: our own kdamond through DAMON sysfs (kdamond pid %d, removed on "
 		       "exit)\n",
 		       m->kdamond);
+	if (m->monitored_s >= 0)
+		snprintf(since, sizeof(since), "for %.1f s", m->monitored_s);
+	else
+		snprintf(since, sizeof(since), "for how long not known (%s)", m->monitored_note);
 	if (m->target)
 		printf("monitored: process %d, virtual 0x%" PRIx64 "-0x%" PRIx64
-		       ", %s in %u ranges, for %.1f s\n",
+		       ", %s in %u ranges, %s\n",
 		       m->target, m->start, m->end, mib(m->bytes, b1, sizeof(b1)), m->nr_ranges,
-		       m->monitored_s);
+		       since);
 	else
-		printf("monitored: physical memory 0x%" PRIx64 "-0x%" PRIx64
-		       ", %s (%s), for %.1f s\n",
-		       m->start, m->end, mib(m->bytes, b1, sizeof(b1)), m->range_note,
-		       m->monitored_s);
-	printf("aggregation interval: %.3f s", (double)m->aggr_us / 1e6);
-	if (m->sample_us)
-		printf(" (sampling %.1f ms, %s)\n", (double)m->sample_us / 1e3,
+		printf("monitored: physical memory 0x%" PRIx64 "-0x%" PRIx64 ", %s (%s), %s\n",
+		       m->start, m->end, mib(m->bytes, b1, sizeof(b1)), m->range_note, since);
+	if (!m->aggr_us)
+		printf("aggregation interval: not known (this kernel's DAMON_STAT has no "
+		       "aggr_interval_us; 6.18 added it)\n");
+	else if (m->sample_us)
+		printf("aggregation interval: %.3f s (sampling %.1f ms, %s)\n",
+		       (double)m->aggr_us / 1e6, (double)m->sample_us / 1e3,
 		       m->tuned ? "auto-tuned" : "fixed: this kernel does not auto-tune them");
 	else
-		printf(" (auto-tuned)\n");
+		printf("aggregation interval: %.3f s (auto-tuned)\n", (double)m->aggr_us / 1e6);
 	if (m->nr_regions)
 		printf("regions: %u\n", m->nr_regions);
-	printf("estimated bandwidth: %.1f MiB/s\n", (double)m->bandwidth / 1048576.0);
+	printf("estimated bandwidth: %.1f MiB/s%s%s%s\n", (double)m->met.bandwidth / 1048576.0,
+	       m->bw_note[0] ? " (" : "", m->bw_note, m->bw_note[0] ? ")" : "");
 	if (m->cpu_ms_per_s >= 0)
 		printf("kdamond CPU time: %.2f ms per s, %s %.1f s\n", m->cpu_ms_per_s,
 		       m->cpu_since_start ? "since it started" : "over the last", m->cpu_window_s);
-	printf("idle time (s; negative: accessed in the last interval, for that long):\n");
+	if (m->accessed_negative)
+		printf("idle time (s; negative: accessed in the last interval, for that long):\n");
+	else
+		printf("idle time (s; 0: accessed in the last interval; this kernel's DAMON_STAT "
+		       "does not say for how long):\n");
 	if (o->all) {
-		for (int p = 0; p < NR_PCT; p += 10) {
+		for (int p = 0; p < MEM_NR_PCT; p += 10) {
 			int row[10], n = 0;
 
-			for (int q = p; q < p + 10 && q < NR_PCT; q++)
+			for (int q = p; q < p + 10 && q < MEM_NR_PCT; q++)
 				row[n++] = q;
 			print_pct_row(m, row, (size_t)n);
 		}
@@ -537,20 +540,28 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 	json_u64("start", m->start);
 	json_u64("end", m->end);
 	json_u64("monitored_bytes", m->bytes);
-	json_u64("monitored_ms", (uint64_t)(m->monitored_s * 1000));
-	json_u64("aggr_interval_us", m->aggr_us);
+	if (m->monitored_s >= 0)
+		json_u64("monitored_ms", (uint64_t)(m->monitored_s * 1000));
+	if (m->aggr_us)
+		json_u64("aggr_interval_us", m->aggr_us);
 	if (m->sample_us)
 		json_u64("sample_interval_us", m->sample_us);
 	json_bool("auto_tuned", m->tuned);
 	if (m->nr_regions)
 		json_u64("nr_regions", m->nr_regions);
-	json_u64("bandwidth_bytes_per_s", m->bandwidth);
+	json_u64("bandwidth_bytes_per_s", m->met.bandwidth);
+	json_bool("bandwidth_trusted", m->bw_trusted);
+	if (m->bw_window_n) {
+		json_u64("bandwidth_window_max_bytes_per_s", m->bw_window_max);
+		json_u64("bandwidth_window_readings", (uint64_t)m->bw_window_n);
+	}
+	json_bool("accessed_negative", m->accessed_negative);
 	if (m->cpu_ms_per_s >= 0) {
 		json_double("kdamond_cpu_ms_per_s", m->cpu_ms_per_s, 3);
 		json_double("kdamond_cpu_window_s", m->cpu_window_s, 1);
 	}
 	json_begin("idle_ms");
-	for (int p = 0; p < NR_PCT; p++) {
+	for (int p = 0; p < MEM_NR_PCT; p++) {
 		bool want = o->all;
 
 		for (size_t i = 0; i < NR_COMPACT && !want; i++)
@@ -558,7 +569,7 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 		if (!want)
 			continue;
 		snprintf(key, sizeof(key), "p%d", p);
-		json_i64(key, m->idle_ms[p]);
+		json_i64(key, m->met.idle_ms[p]);
 	}
 	json_end();
 	json_end();
@@ -598,25 +609,34 @@ static int write_prometheus(const char *path, const struct mem_report *m)
 	fprintf(f, "# HELP csfcat_memory_idle_seconds Per-byte memory idle time percentiles from "
 		   "DAMON; negative: accessed in the last aggregation interval, for that long.\n"
 		   "# TYPE csfcat_memory_idle_seconds gauge\n");
-	for (int p = 0; p < NR_PCT; p++)
+	for (int p = 0; p < MEM_NR_PCT; p++)
 		fprintf(f, "csfcat_memory_idle_seconds{%s,percentile=\"%d\"} %.3f\n", labels, p,
-			(double)m->idle_ms[p] / 1000.0);
+			(double)m->met.idle_ms[p] / 1000.0);
 	fprintf(f,
 		"# HELP csfcat_memory_bandwidth_bytes_per_second Estimated memory bandwidth from "
 		"DAMON.\n"
 		"# TYPE csfcat_memory_bandwidth_bytes_per_second gauge\n"
-		"csfcat_memory_bandwidth_bytes_per_second{%s} %" PRIu64 "\n"
-		"# HELP csfcat_memory_aggregation_interval_seconds DAMON's aggregation interval.\n"
-		"# TYPE csfcat_memory_aggregation_interval_seconds gauge\n"
-		"csfcat_memory_aggregation_interval_seconds{%s} %.6f\n"
+		"csfcat_memory_bandwidth_bytes_per_second{%s} %" PRIu64 "\n",
+		labels, m->met.bandwidth);
+	/* What the kernel does not give is left out, not written as 0. */
+	if (m->aggr_us)
+		fprintf(f,
+			"# HELP csfcat_memory_aggregation_interval_seconds DAMON's aggregation "
+			"interval.\n"
+			"# TYPE csfcat_memory_aggregation_interval_seconds gauge\n"
+			"csfcat_memory_aggregation_interval_seconds{%s} %.6f\n",
+			labels, (double)m->aggr_us / 1e6);
+	fprintf(f,
 		"# HELP csfcat_memory_monitored_bytes Bytes of memory DAMON monitors.\n"
 		"# TYPE csfcat_memory_monitored_bytes gauge\n"
-		"csfcat_memory_monitored_bytes{%s} %" PRIu64 "\n"
-		"# HELP csfcat_memory_monitored_seconds How long DAMON has monitored them.\n"
-		"# TYPE csfcat_memory_monitored_seconds gauge\n"
-		"csfcat_memory_monitored_seconds{%s} %.1f\n",
-		labels, m->bandwidth, labels, (double)m->aggr_us / 1e6, labels, m->bytes, labels,
-		m->monitored_s);
+		"csfcat_memory_monitored_bytes{%s} %" PRIu64 "\n",
+		labels, m->bytes);
+	if (m->monitored_s >= 0)
+		fprintf(f,
+			"# HELP csfcat_memory_monitored_seconds How long DAMON has monitored them.\n"
+			"# TYPE csfcat_memory_monitored_seconds gauge\n"
+			"csfcat_memory_monitored_seconds{%s} %.1f\n",
+			labels, m->monitored_s);
 	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
 		err("--prometheus: writing %s: %s", tmp, strerror(errno));
 		fclose(f);
@@ -667,16 +687,14 @@ static void cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bo
 /* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
 static char kconfig(const char *name)
 {
-	char path[128], line[256];
-	struct utsname u;
+	char rel[128], path[256], rp[PATH_MAX], line[256];
 	size_t len = strlen(name);
 	char v = '?';
 	FILE *f;
 
-	if (uname(&u))
-		return v;
-	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-	f = fopen(path, "re");
+	kernel_release(rel, sizeof(rel));
+	snprintf(path, sizeof(path), "/boot/config-%s", rel);
+	f = fopen(at_root(path, rp, sizeof(rp)), "re");
 	if (!f)
 		return v;
 	v = 'n';
@@ -695,11 +713,10 @@ enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
 /* No DAMON_STAT and no DAMON sysfs: say which option the kernel lacks. */
 static int no_damon(void)
 {
-	struct utsname u;
+	char rel[128];
 	const char *what;
 
-	if (uname(&u))
-		strcpy(u.release, "?");
+	kernel_release(rel, sizeof(rel));
 	/* Without a config file, DAMON's other built-in modules show that DAMON is there. */
 	if (kconfig("CONFIG_DAMON") == 'n' ||
 	    (!exists("/sys/module/damon_reclaim") && !exists("/sys/module/damon_lru_sort")))
@@ -711,7 +728,7 @@ static int no_damon(void)
 	    "csfcat mem needs CONFIG_DAMON_STAT=y (Linux 6.17 and later), or CONFIG_DAMON_SYSFS=y "
 	    "with\nCONFIG_DAMON_PADDR=y (CONFIG_DAMON_VADDR=y for --pid), as in Debian's 6.12 "
 	    "and later.",
-	    u.release, what);
+	    rel, what);
 	return EXIT_NO_DAMON;
 }
 
@@ -788,38 +805,84 @@ static void kdamond_owner(char *buf, size_t len, bool sysfs)
 
 /* ---- DAMON_STAT ---- */
 
+/*
+ * DAMON_STAT's parameters by release (mm/damon/stat.c), all read-only but enabled:
+ *
+ *   6.17         enabled, estimated_memory_bandwidth, memory_idle_ms_percentiles (unsigned:
+ *                accessed bytes read 0)
+ *   6.18         + aggr_interval_us; the percentiles signed, accessed bytes negative
+ *   7.x (7.2)    + kdamond_pid
+ *
+ * What a kernel lacks is said, not guessed: without aggr_interval_us the interval is unknown;
+ * without kdamond_pid the kdamond is the one kdamond thread (DAMON_STAT runs exclusively, so no
+ * other can), and when none or several are found, how long it has monitored is unknown.
+ */
+
+/* DAMON_STAT's kdamond, or -1 with why it is not known in *why. */
+static pid_t stat_kdamond(const char **why)
+{
+	char rp[PATH_MAX], path[300], comm[32];
+	pid_t found = -1;
+	struct dirent *de;
+	int64_t pid;
+	int nr = 0;
+	DIR *d;
+
+	if (exists(STAT_PARAMS "/kdamond_pid")) {
+		if (!read_i64(STAT_PARAMS "/kdamond_pid", &pid) && pid > 0)
+			return (pid_t)pid;
+		*why = "its kdamond_pid reads no kdamond";
+		return -1;
+	}
+	d = opendir(at_root("/proc", rp, sizeof(rp)));
+	while (d && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (!read_file(path, comm, sizeof(comm)) && !strncmp(comm, "kdamond.", 8)) {
+			found = (pid_t)atoi(de->d_name);
+			nr++;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (nr == 1)
+		return found;
+	*why = nr ? "this kernel's DAMON_STAT has no kdamond_pid, and several kdamond threads run" :
+		    "this kernel's DAMON_STAT has no kdamond_pid, and no kdamond thread was found";
+	return -1;
+}
+
 static int stat_read(struct mem_report *m)
 {
-	char buf[4096], *p = buf;
-	int64_t pid;
+	char buf[4096];
+	const char *why = NULL;
 	struct ram ram;
 
 	memset(m, 0, sizeof(*m));
 	m->source = "damon_stat";
 	m->ops = "paddr";
 	m->tuned = true;
-	if (read_i64(STAT_PARAMS "/kdamond_pid", &pid))
-		pid = -1;
-	m->kdamond = (pid_t)pid;
-	if (read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->bandwidth))
+	m->kdamond = stat_kdamond(&why);
+	if (read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->met.bandwidth))
 		return file_error("reading", STAT_PARAMS "/estimated_memory_bandwidth");
-	if (read_u64(STAT_PARAMS "/aggr_interval_us", &m->aggr_us))
+	/* aggr_interval_us came with the negative idle times of accessed bytes (6.18). */
+	m->accessed_negative = exists(STAT_PARAMS "/aggr_interval_us");
+	if (m->accessed_negative && read_u64(STAT_PARAMS "/aggr_interval_us", &m->aggr_us))
 		return file_error("reading", STAT_PARAMS "/aggr_interval_us");
 	if (read_file(STAT_PARAMS "/memory_idle_ms_percentiles", buf, sizeof(buf)))
 		return file_error("reading", STAT_PARAMS "/memory_idle_ms_percentiles");
-	for (int i = 0; i < NR_PCT; i++) {
-		char *end;
-
-		m->idle_ms[i] = strtoll(p, &end, 10);
-		if (end == p || (i < NR_PCT - 1 && *end != ',')) {
-			err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s",
-			    STAT_PARAMS, NR_PCT, buf);
-			return EXIT_FAILURE;
-		}
-		p = end + 1;
+	if (mem_parse_percentiles(buf, m->met.idle_ms)) {
+		err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s", STAT_PARAMS,
+		    MEM_NR_PCT, buf);
+		return EXIT_FAILURE;
 	}
-	if (m->kdamond <= 0 || thread_age_s(m->kdamond, &m->monitored_s))
-		m->monitored_s = 0;
+	m->monitored_s = -1;
+	if (m->kdamond > 0 && thread_age_s(m->kdamond, &m->monitored_s)) {
+		m->monitored_s = -1;
+		why = "its kdamond's start time cannot be read";
+	}
+	m->monitored_note = why;
 	if (system_ram(&ram))
 		return file_error("reading", "/proc/iomem");
 	/*
@@ -837,8 +900,61 @@ static int stat_read(struct mem_report *m)
 		m->range_note = "the biggest System RAM range, as DAMON_STAT covers it";
 	}
 	m->bytes = m->end - m->start;
-	m->note = "DAMON_STAT refreshes its results every 5 s";
+	m->note =
+		m->monitored_s >= 0 ?
+			"DAMON_STAT refreshes its results every 5 s" :
+			"DAMON_STAT refreshes its results every 5 s; when it started is not known, "
+			"so they can also be left from an earlier run of it";
 	return 0;
+}
+
+/*
+ * What DAMON_STAT's bandwidth reading is worth. It computes it whenever 5 s have passed, at
+ * whatever sample of the aggregation interval that falls on, from the accesses counted so far
+ * in it: one reading can be anywhere between 0 and the interval's figure. --watch keeps the
+ * last MEM_BW_WINDOW refreshes and gives the largest: with 5 of them, it is below half of the
+ * interval's figure once in 32. And a reading near what DAMON can see at all (see
+ * mem_stat_saturated()) is a lower bound, whatever the window.
+ */
+static void stat_bandwidth(struct mem_report *m, const struct mem_bw_window *w, bool watch)
+{
+	int acc = mem_accessed_pct(m->met.idle_ms, m->accessed_negative);
+	uint64_t bw = watch ? mem_bw_max(w) : m->met.bandwidth;
+	bool sat = mem_stat_saturated(bw, m->bytes, acc, m->aggr_us);
+	size_t len = sizeof(m->bw_note), k;
+
+	if (watch) {
+		m->bw_window_max = bw;
+		m->bw_window_n = w->n;
+		m->bw_trusted = w->n >= MEM_BW_WINDOW && !sat;
+		k = (size_t)snprintf(
+			m->bw_note, len, "this reading; the largest of the last %d: %.1f MiB/s%s",
+			w->n, (double)bw / 1048576.0,
+			w->n < MEM_BW_WINDOW ? ", too few yet: can still be far low" : "");
+	} else {
+		m->bw_trusted = false;
+		k = (size_t)snprintf(
+			m->bw_note, len,
+			"one reading, from part of an aggregation interval: can be far "
+			"low; --watch 5 gives the largest of %d",
+			MEM_BW_WINDOW);
+	}
+	if (sat && k < len)
+		snprintf(m->bw_note + k, len - k,
+			 "; at least: DAMON counts a byte once per sample (every %.1f ms), and "
+			 "the accessed bytes were seen in about every one",
+			 (double)m->aggr_us / MEM_STAT_SAMPLES_PER_AGGR / 1e3);
+}
+
+/* Our kdamond's readings hold whole intervals; only saturation limits them. */
+static void sysfs_bandwidth(struct mem_report *m)
+{
+	m->bw_trusted = !m->met.bandwidth || m->met.saturated_bandwidth * 2 < m->met.bandwidth;
+	if (!m->bw_trusted)
+		snprintf(m->bw_note, sizeof(m->bw_note),
+			 "at least: DAMON counts a byte once per sample (every %.1f ms), and the "
+			 "accessed bytes were seen in every one",
+			 (double)m->sample_us / 1e3);
 }
 
 /* Turn DAMON_STAT on (--enable). */
@@ -850,12 +966,41 @@ static int stat_enable(void)
 	return 0;
 }
 
+/*
+ * Right after it starts, DAMON_STAT's parameters still hold zeros or an older run's results;
+ * its first come 5 s after the start. Without its start time, any figure that is not 0 is one.
+ */
+static bool stat_ready(const struct mem_report *m, double *wait)
+{
+	if (m->monitored_s >= 0) {
+		*wait = STAT_FIRST_RESULTS_S - m->monitored_s + 0.1;
+		return m->monitored_s >= STAT_FIRST_RESULTS_S;
+	}
+	*wait = 1;
+	if (m->met.bandwidth)
+		return true;
+	for (int p = 0; p < MEM_NR_PCT; p++)
+		if (m->met.idle_ms[p])
+			return true;
+	return false;
+}
+
+static double wait_limit_s(void)
+{
+	const char *v = getenv("CSFCAT_MEM_WAIT_S");
+	double s = v ? strtod(v, NULL) : 0;
+
+	return s > 0 ? s : 30;
+}
+
 static int run_damon_stat(const struct mem_opts *o)
 {
 	struct mem_report m;
+	struct mem_bw_window w = { 0 };
+	struct mem_metrics last = { 0 };
 	uint64_t prev_ns = 0;
-	double prev_s = 0;
-	bool first_cpu = true, waited = false;
+	double prev_s = 0, limit = wait_limit_s(), deadline = mono_s() + limit, wait;
+	bool first_cpu = true, waited = false, have_last = false;
 	long n = 0;
 	int rc;
 
@@ -863,23 +1008,58 @@ static int run_damon_stat(const struct mem_opts *o)
 		rc = stat_read(&m);
 		if (rc)
 			return rc;
-		/* Right after it starts, its parameters still hold zeros or an older run's results. */
-		if (m.monitored_s < STAT_FIRST_RESULTS_S) {
-			if (!waited)
-				fprintf(stderr,
-					"%s: %s: DAMON_STAT started %.1f s ago: waiting for its first "
-					"results\n",
-					csfcat_prog, cmd_name, m.monitored_s);
+		if (!stat_ready(&m, &wait)) {
+			double left = deadline - mono_s();
+
+			if (left <= 0) {
+				if (m.monitored_s >= 0)
+					err("DAMON_STAT's kdamond (pid %d) still has run for only %.1f "
+					    "s after %.0f s of waiting, less than the %.0f s its first "
+					    "results take: it restarts, or /proc/%d/stat is wrong",
+					    m.kdamond, m.monitored_s, limit, STAT_FIRST_RESULTS_S,
+					    m.kdamond);
+				else
+					err("no results from DAMON_STAT after %.0f s of waiting: "
+					    "estimated_memory_bandwidth and memory_idle_ms_percentiles "
+					    "(" STAT_PARAMS
+					    ") read all 0, and when it started is not "
+					    "known (%s)",
+					    limit, m.monitored_note);
+				return EXIT_FAILURE;
+			}
+			if (!waited) {
+				if (m.monitored_s >= 0)
+					fprintf(stderr,
+						"%s: %s: DAMON_STAT started %.1f s ago: waiting for its "
+						"first results\n",
+						csfcat_prog, cmd_name, m.monitored_s);
+				else
+					fprintf(stderr,
+						"%s: %s: DAMON_STAT has no results yet: waiting for its "
+						"first, up to %.0f s\n",
+						csfcat_prog, cmd_name, limit);
+			}
 			waited = true;
-			if (!sleep_s(STAT_FIRST_RESULTS_S - m.monitored_s + 0.1))
+			if (!sleep_s(wait < left ? wait : left))
 				return 0;
 			continue;
 		}
-		if (first_cpu) {
-			prev_s = mono_s() - m.monitored_s;
-			prev_ns = 0;
+		/* A new refresh, not one read already, counts in the window. */
+		if (!have_last || last.bandwidth != m.met.bandwidth ||
+		    memcmp(last.idle_ms, m.met.idle_ms, sizeof(last.idle_ms)))
+			mem_bw_push(&w, m.met.bandwidth);
+		last = m.met;
+		have_last = true;
+		stat_bandwidth(&m, &w, o->watch_s > 0);
+		if (m.monitored_s < 0) {
+			m.cpu_ms_per_s = -1;
+		} else {
+			if (first_cpu) {
+				prev_s = mono_s() - m.monitored_s;
+				prev_ns = 0;
+			}
+			cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
 		}
-		cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
 		if (!report(&m, o))
 			return EXIT_FAILURE;
 		if (!o->watch_s || (o->count && ++n >= o->count))
@@ -1033,11 +1213,12 @@ static bool all_digits(const char *s)
 }
 
 /* The tried regions the last update filled in. */
-static int kd_regions(struct region **out, size_t *n)
+static int kd_regions(struct mem_region **out, size_t *n)
 {
-	DIR *d = opendir(TRIED);
+	char rp[PATH_MAX];
+	DIR *d = opendir(at_root(TRIED, rp, sizeof(rp)));
 	struct dirent *de;
-	struct region *r = NULL;
+	struct mem_region *r = NULL;
 	size_t cap = 0;
 
 	*n = 0;
@@ -1049,7 +1230,7 @@ static int kd_regions(struct region **out, size_t *n)
 		if (!all_digits(de->d_name))
 			continue;
 		if (*n == cap) {
-			struct region *g = realloc(r, (cap = cap ? 2 * cap : 256) * sizeof(*r));
+			struct mem_region *g = realloc(r, (cap = cap ? 2 * cap : 256) * sizeof(*r));
 
 			if (!g) {
 				closedir(d);
@@ -1058,7 +1239,7 @@ static int kd_regions(struct region **out, size_t *n)
 			}
 			r = g;
 		}
-		struct region *x = &r[*n];
+		struct mem_region *x = &r[*n];
 		const char *fields[] = { "start", "end", "nr_accesses", "age" };
 		uint64_t *v[] = { &x->start, &x->end, &x->nr_accesses, &x->age };
 
@@ -1101,7 +1282,7 @@ static bool kd_running(void)
 }
 
 /* The regions cover the monitored physical range, no more and no less. */
-static bool covers(const struct region *r, size_t n, const struct mem_report *m)
+static bool covers(const struct mem_region *r, size_t n, const struct mem_report *m)
 {
 	uint64_t bytes = 0;
 
@@ -1117,7 +1298,7 @@ static bool covers(const struct region *r, size_t n, const struct mem_report *m)
 static int kd_read(const struct mem_opts *o, struct mem_report *m)
 {
 	uint64_t aggr0 = 0, aggr, sample;
-	struct region *r = NULL;
+	struct mem_region *r = NULL;
 	size_t n = 0;
 	int tries = 0;
 
@@ -1167,7 +1348,8 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 	m->tuned = kd.tuned;
 	m->nr_regions = (unsigned int)n;
 	m->monitored_s = mono_s() - kd.t_on;
-	compute_metrics(r, n, aggr, m);
+	mem_compute(r, n, aggr, sample, &m->met);
+	sysfs_bandwidth(m);
 	if (o->pid) {
 		/* Sorted by idle time now: find the span and the contiguous ranges by address. */
 		uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
@@ -1196,7 +1378,7 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 static int run_sysfs(const struct mem_opts *o)
 {
 	struct mem_report base = { 0 }, m;
-	char owner[512];
+	char owner[512], path[PATH_MAX];
 	uint64_t prev_ns = 0;
 	double prev_s, first_s;
 	bool first_cpu = true;
@@ -1204,7 +1386,7 @@ static int run_sysfs(const struct mem_opts *o)
 	int lock, rc;
 
 	/* Two csfcat mem at once would race for kdamond 0: one waits for the other's lock. */
-	lock = open(KDAMONDS "/nr_kdamonds", O_RDONLY | O_CLOEXEC);
+	lock = open(at_root(KDAMONDS "/nr_kdamonds", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
 	if (lock < 0)
 		return file_error("opening", KDAMONDS "/nr_kdamonds");
 	if (flock(lock, LOCK_EX | LOCK_NB)) {
@@ -1226,6 +1408,7 @@ static int run_sysfs(const struct mem_opts *o)
 	base.source = "sysfs";
 	base.ops = o->pid ? "vaddr" : "paddr";
 	base.target = o->pid;
+	base.accessed_negative = true;
 	rc = kd_setup(o, &base);
 	base.kdamond = kd.pid;
 	/* 6.18 resets a region's age when its access rate moves between zero and non-zero. */
@@ -1377,6 +1560,7 @@ static int cmd_mem(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
+	test_root = getenv("CSFCAT_MEM_ROOT") ?: "";
 	catch_signals();
 	st = damon_stat_state();
 	if (st == -2)
