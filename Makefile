@@ -102,6 +102,9 @@ compdb: ## Write compile_commands.json and kmod/compile_commands.json for clangd
 	@tests/debian/deps.sh compdb
 	@scripts/compdb.sh
 
+host-check: ## Run the host tests natively (no VM, no root): tests/host-check.sh
+	@tests/host-check.sh
+
 check: ## Run the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
 	@tests/check.sh $(SUITE)
 
@@ -194,4 +197,4 @@ help: ## List the targets
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1, DURATION, SEED"
 
-.PHONY: all user module test-modules lib-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help
+.PHONY: all user module test-modules lib-check lint lint-selftest format compdb host-check install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

@@ -186,6 +186,7 @@ struct rep {
 	bool tuned; /* the aggregation interval is auto-tuned */
 	double pct[101]; /* s */
 	double monitored_s, aggr_s, bytes, bw, cpu, cpu_win;
+	double bw_max, bw_n; /* --watch on DAMON_STAT: the window's largest reading, and count */
 	long kdamond;
 };
 
@@ -212,6 +213,8 @@ static bool parse_rep(const char *line, struct rep *r)
 	all &= found;
 	r->kdamond = (long)tjson_num(line, "kdamond_pid", &found);
 	all &= found;
+	r->bw_max = tjson_num(line, "bandwidth_window_max_bytes_per_s", &found);
+	r->bw_n = found ? tjson_num(line, "bandwidth_window_readings", &found) : 0;
 	r->cpu = tjson_num(line, "kdamond_cpu_ms_per_s", &found);
 	r->cpu_win = found ? tjson_num(line, "kdamond_cpu_window_s", &found) : 0;
 	return all;
@@ -275,6 +278,24 @@ static void check_split(const struct rep *r, double hot_b, double cold_b, bool o
 	      pc, r->pct[pc]);
 }
 
+/*
+ * The percentiles in order: none below the one before, and p100, the idlest bytes, past zero and
+ * at or past p99 (the cold set has been idle since the start). A walk that stops short of the
+ * last region leaves p100 at 0, under p99.
+ */
+static void check_order(const struct rep *r, const char *what)
+{
+	int bad = 0;
+
+	for (int p = 1; p <= 100 && !bad; p++)
+		if (r->pct[p] < r->pct[p - 1])
+			bad = p;
+	CHECK(!bad, "%s: p%d %.3f s < p%d %.3f s: percentiles decrease", what, bad, r->pct[bad],
+	      bad - 1, r->pct[bad ? bad - 1 : 0]);
+	CHECK(r->pct[100] > 0 && r->pct[100] >= r->pct[99], "%s: p100 %.3f s, p99 %.3f s", what,
+	      r->pct[100], r->pct[99]);
+}
+
 static void check_bandwidth(double est, double rate, const char *what)
 {
 	printf("#   %s: estimated %.1f MiB/s, the loop wrote %.1f MiB/s: ratio %.2f\n", what,
@@ -310,6 +331,7 @@ static void check_reports(const struct rep *r, int n, double hot_b, double cold_
 	char label[96];
 
 	for (int i = 0; i < n; i++) {
+		check_order(&r[i], what);
 		check_split(&r[i], hot_b, cold_b, !tuned, what);
 		accessed += r[i].pct[0] < 0;
 		bw = r[i].stat ? fmax(bw, r[i].bw) : tuned ? r[i].bw : bw + r[i].bw / n;
@@ -606,11 +628,24 @@ int main(void)
 			      st[0].monitored_s);
 			CHECK(strstr(errbuf, "waiting for its first results"), "did not wait");
 			check_reports(st, n_st, hot_b, cold_b, rate_st, "DAMON_STAT");
+			/* --watch's figure: the largest of the (different) readings so far. */
+			for (int i = 0; i < n_st; i++) {
+				double max = 0;
+
+				for (int j = 0; j <= i; j++)
+					max = fmax(max, st[j].bw);
+				CHECK(st[i].bw_max == max && st[i].bw_n >= 1 && st[i].bw_n <= i + 1,
+				      "report %d: window %.0f of %.0f readings, largest %.0f",
+				      i + 1, st[i].bw_max, st[i].bw_n, max);
+			}
 			check_clean("reading DAMON_STAT", -1);
 			CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
 		}
 		TEST("the text form names the source, range, interval, bandwidth and p0..p100") {
 			check_text("", "source: DAMON_STAT");
+			CHECK(strstr(out, " MiB/s (one reading, from part of an aggregation "
+					  "interval: can be far low"),
+			      "the bandwidth's single reading is not said to be one");
 		}
 		TEST("--pid is refused while DAMON_STAT runs, naming it") {
 			char arg[32];
