@@ -32,7 +32,7 @@ for t in "${tests[@]}"; do
 		>"$log/$t.log" 2>&1; then
 		echo "PASS $t"
 	else
-		grep -E '^(not ok|#   FAIL)' "$log/$t.log"
+		grep -E '^(not ok|#   FAIL)' "$log/$t.log" | head -n 20
 		echo "FAIL $t (log: $log/$t.log)"
 		failed=$((failed + 1))
 	fi
