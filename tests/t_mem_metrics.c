@@ -114,7 +114,7 @@ int main(void)
 				uint64_t start = (uint64_t)i << 30;
 
 				r[i] = (struct mem_region){
-					start, start + 4096 * (1 + rand_r(&seed) % 4096),
+					start, start + 4096ull * (1 + rand_r(&seed) % 4096),
 					rand_r(&seed) % 3 ? 0 : rand_r(&seed) % 21,
 					rand_r(&seed) % 1000
 				};
@@ -150,7 +150,7 @@ int main(void)
 		CHECK_EQ(mem_parse_percentiles(buf, v), 0);
 		CHECK(v[0] == -100 && v[10] == 0 && v[100] == 900, "%lld %lld %lld",
 		      (long long)v[0], (long long)v[10], (long long)v[100]);
-		strcat(buf, ",5");
+		snprintf(buf + k, sizeof(buf) - (size_t)k, ",5");
 		CHECK_EQ(mem_parse_percentiles(buf, v), -1);
 		*strrchr(buf, ',') = 0;
 		*strrchr(buf, ',') = 0;

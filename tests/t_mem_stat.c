@@ -111,12 +111,13 @@ int main(void)
 
 	TEST("6.17 before its first results, no kdamond: a bounded wait, then the error") {
 		char zeros[256] = "0";
+		size_t k = 1;
 		uint64_t t0;
 
 		fixture("v6.17");
 		drop("proc/77/comm");
 		for (int p = 1; p < 101; p++)
-			strcat(zeros, ",0");
+			k += (size_t)snprintf(zeros + k, sizeof(zeros) - k, ",0");
 		put("sys/module/damon_stat/parameters/memory_idle_ms_percentiles", zeros);
 		put("sys/module/damon_stat/parameters/estimated_memory_bandwidth", "0");
 		setenv("CSFCAT_MEM_WAIT_S", "2", 1);

@@ -840,7 +840,7 @@ static pid_t stat_kdamond(const char **why)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
 		if (!read_file(path, comm, sizeof(comm)) && !strncmp(comm, "kdamond.", 8)) {
-			found = (pid_t)atoi(de->d_name);
+			found = (pid_t)strtol(de->d_name, NULL, 10);
 			nr++;
 		}
 	}
@@ -1046,7 +1046,7 @@ static int run_damon_stat(const struct mem_opts *o)
 		}
 		/* A new refresh, not one read already, counts in the window. */
 		if (!have_last || last.bandwidth != m.met.bandwidth ||
-		    memcmp(last.idle_ms, m.met.idle_ms, sizeof(last.idle_ms)))
+		    memcmp(last.idle_ms, m.met.idle_ms, sizeof(last.idle_ms)) != 0)
 			mem_bw_push(&w, m.met.bandwidth);
 		last = m.met;
 		have_last = true;
