@@ -51,7 +51,8 @@ rows "$dir/seed.out" >"$dir/seed.rows"
 rows "$dir/ours.out" >"$dir/ours.rows"
 if [ "${FPU_SEED_PLANT:-0}" = 1 ]; then
 	echo "# FPU_SEED_PLANT=1: one more in the count of csfcat's first row"
-	awk 'NR == 1 { $4 += 1 } { print }' "$dir/ours.rows" >"$dir/planted" && mv "$dir/planted" "$dir/ours.rows"
+	awk 'NR == 1 { $4 += 1 } { print }' "$dir/ours.rows" >"$dir/planted"
+	mv "$dir/planted" "$dir/ours.rows"
 fi
 n=$(wc -l <"$dir/seed.rows")
 [ "$n" -ge 10 ] || fail "the script printed $n rows; see $dir/seed.out"
