@@ -126,7 +126,7 @@ static inline void tk_klog_list(regex_t *re, const char *list)
 	all[0] = 0;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (strncmp(line, list, len) || line[len] != ' ')
+		if (strncmp(line, list, len) != 0 || line[len] != ' ')
 			continue;
 		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", used ? "|" : "",
 					 line + len + 1);
