@@ -27,6 +27,7 @@ rm -rf "$art"
 mkdir -p "$art/bin" "$art/csf/bin" "$art/csf/kmods" "$art/proc" "$art/sys" "$art/dev" \
 	"$art/tmp" "$art/mnt"
 cp tests/vm-inner.sh "$art/init"
+cp tests/klog-patterns "$art/csf/klog-patterns"
 cp tests/demo-guest.sh "$art/csf/bin/csf-demo"
 cp "$busybox" "$art/bin/busybox"
 for applet in $("$busybox" --list); do

@@ -82,6 +82,75 @@ static void *spin_pinned(void *arg)
 	return NULL;
 }
 
+/*
+ * The runqueue wait histogram (struct csf_thread_hist.runq_us): a thread woken while a
+ * real-time hog holds its CPU waits at least hold_ns there, by construction.
+ */
+struct runq_hold {
+	int phase; /* 1: the hog holds CPU 1; 2: the sleeper has been woken */
+	int fd;
+	uint64_t hold_ns;
+};
+
+/* SCHED_FIFO on CPU 1: holds it until the sleeper has been woken, and hold_ns after that. */
+static void *runq_hog(void *arg)
+{
+	struct runq_hold *h = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+
+	t_pin(1);
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		t_die("SCHED_FIFO");
+	__atomic_store_n(&h->phase, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&h->phase, __ATOMIC_SEQ_CST) < 2)
+		;
+	t_spin_ns(h->hold_ns);
+	return NULL;
+}
+
+/* On CPU 0: once the hog holds CPU 1, wakes the thread reading the pipe. */
+static void *runq_waker(void *arg)
+{
+	struct runq_hold *h = arg;
+	char c = 0;
+
+	t_pin(0);
+	while (__atomic_load_n(&h->phase, __ATOMIC_SEQ_CST) < 1)
+		t_sleep_ns(MS);
+	if (write(h->fd, &c, 1) != 1)
+		t_die("runq_waker");
+	__atomic_store_n(&h->phase, 2, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A snapshot and the histograms as of the same switch (no switch between the two reads). */
+static void snap_hist(struct csf_snap *s, struct csf_thread_hist *h)
+{
+	struct csf_thread_hist again;
+
+	for (int i = 0; i < 100; i++) {
+		if (csf_thread_hist(h))
+			t_die("csf_thread_hist");
+		t_snap(s);
+		if (csf_thread_hist(&again))
+			t_die("csf_thread_hist");
+		if (!memcmp(h, &again, sizeof(again)))
+			return;
+	}
+	t_die("no two reads of the histograms without a switch between them");
+}
+
+/* Bucket k of the log2 histograms holds [lo, hi) us: [0] is [0, 2), [k] is [2^k, 2^(k+1)). */
+static double bucket_lo_us(int k)
+{
+	return k ? (double)(1ull << k) : 0;
+}
+
+static double bucket_hi_us(int k)
+{
+	return k == CSF_HIST_BUCKETS - 1 ? INFINITY : (double)(2ull << k);
+}
+
 int main(void)
 {
 	struct csf_snap a, b;
@@ -170,6 +239,63 @@ int main(void)
 		CHECK_TIMING(fabs(d.runq - (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6) < 1,
 			     "runq %.3f ms, run_delay %.3f ms", d.runq,
 			     (double)(b.p.run_delay_ns - a.p.run_delay_ns) / 1e6);
+		check_sum(&a, &b);
+	}
+
+	TEST("a runqueue wait of 20 ms or more lands in its log2 bucket of runq_us") {
+		struct runq_hold h = { .hold_ns = 20 * MS };
+		struct csf_thread_hist ha, hb;
+		pthread_t hog, wk;
+		double total_us, lo = 0, hi = 0;
+		uint64_t n = 0;
+		int top = -1;
+		int p[2];
+		char c;
+
+		REQUIRE(pipe(p) == 0, "pipe");
+		h.fd = p[1];
+		t_pin(1);
+		snap_hist(&a, &ha);
+		/* The waker first: once the hog runs, this thread may not run again until it ends. */
+		pthread_create(&wk, NULL, runq_waker, &h);
+		pthread_create(&hog, NULL, runq_hog, &h);
+		/* Blocked here, or preempted by the hog before: either way runnable behind it. */
+		CHECK(read(p[0], &c, 1) == 1, "read");
+		snap_hist(&b, &hb);
+		pthread_join(hog, NULL);
+		pthread_join(wk, NULL);
+		close(p[0]);
+		close(p[1]);
+		d = t_diff(&a, &b);
+		t_print_diff("woken behind a real-time hog that holds the CPU 20 ms more", &a, &b);
+		/*
+		 * Each switch in counted its wait in one bucket, and the same wait in runq_cyc: the
+		 * buckets' bounds bracket the total, whatever the load made of the waits.
+		 */
+		total_us = d.runq * 1000;
+		for (int k = 0; k < CSF_HIST_BUCKETS; k++) {
+			uint64_t cnt = hb.runq_us[k] - ha.runq_us[k];
+
+			if (!cnt)
+				continue;
+			printf("#   runq_us[%d] +%llu\n", k, (unsigned long long)cnt);
+			n += cnt;
+			top = k;
+			lo += cnt * bucket_lo_us(k);
+			hi += cnt * bucket_hi_us(k);
+		}
+		printf("#   %llu waits, %.1f us in all\n", (unsigned long long)n, total_us);
+		REQUIRE(n >= 1, "no runqueue wait counted in runq_us");
+		/* 1% for the kernel's conversion to us, 1 us a wait for its rounding down. */
+		CHECK(lo <= total_us * 1.01 + n, "buckets say at least %.1f us, runq_cyc %.1f us",
+		      lo, total_us);
+		CHECK(hi >= total_us * 0.99 - n, "buckets say under %.1f us, runq_cyc %.1f us", hi,
+		      total_us);
+		/* 20 ms is bucket 14, [16384, 32768) us; a loaded host only makes the wait longer. */
+		CHECK(top >= 14, "the longest wait in bucket %d, under %.0f us", top,
+		      bucket_hi_us(top));
+		CHECK_TIMING(top <= 20, "the longest wait in bucket %d, %.0f us or more", top,
+			     bucket_lo_us(top));
 		check_sum(&a, &b);
 	}
 

@@ -4,9 +4,13 @@
 #   awk -v n=LINES [-v seed=S] [-v malformed=1] -f gen-log.awk
 # n event lines over twelve (event, RFBM, XINUSE) groups of very different sizes, in the
 # formats of trace_pipe (5- and 4-character flags) and trace-cmd report, latencies with a
-# tail (spikes, values past 65535, one trace_clock()-sized value as the series warns of), and
-# with malformed=1 lines both csfcat fpu-report and the series' script skip: truncated ones,
+# tail (spikes, values past 65535, and two past 32 bits: one just past, one trace_clock()-sized
+# as the series warns of), and with malformed=1 lines both csfcat fpu-report and the series' script skip: truncated ones,
 # an empty latency, a CR LF ending, no task name, an empty timestamp; and lines of other kinds.
+#
+# The same log from every awk: printf's %d is exact only within 32 bits on some (mawk, Debian's
+# default, prints 2147483647 for anything larger), so every number printed with %d stays below
+# 2^31, and the latencies past 32 bits are strings, printed with %s.
 
 function rnd() {
 	# a linear congruential generator whose products stay exact in a double, as on every awk
@@ -15,20 +19,21 @@ function rnd() {
 }
 
 function line(i, g, lat, comm, cpu, ts, f) {
+	# lat: a string of digits (see above)
 	comm = comms[i % 5] "-" (1000 + i % 97)
 	cpu = sprintf("[%03d]", i % 4)
 	ts = sprintf("%d.%06d", 100 + int(i / 1000), (i * 7919) % 1000000)
 	f = i % 4
 	if (f == 0)
-		return sprintf("%16s %s d..1. %s: %s: x86/fpu: latency:%d RFBM:%s XINUSE:%s",
+		return sprintf("%16s %s d..1. %s: %s: x86/fpu: latency:%s RFBM:%s XINUSE:%s",
 			       comm, cpu, ts, ev[g], lat, rfbm[g], xin[g])
 	if (f == 1)
-		return sprintf("%16s %s d..1  %s: %s: x86/fpu: latency:%d RFBM:%s XINUSE:%s",
+		return sprintf("%16s %s d..1  %s: %s: x86/fpu: latency:%s RFBM:%s XINUSE:%s",
 			       comm, cpu, ts, ev[g], lat, rfbm[g], xin[g])
 	if (f == 2)
-		return sprintf("%16s %s  %s: %s: x86/fpu: latency:%d RFBM:%s XINUSE:%s",
+		return sprintf("%16s %s  %s: %s: x86/fpu: latency:%s RFBM:%s XINUSE:%s",
 			       comm, cpu, ts, ev[g], lat, rfbm[g], xin[g])
-	return sprintf("%s %s %s: %s: x86/fpu: latency:%d RFBM:%s XINUSE:%s",
+	return sprintf("%s %s %s: %s: x86/fpu: latency:%s RFBM:%s XINUSE:%s",
 		       comm, cpu, ts, ev[g], lat, rfbm[g], xin[g])
 }
 
@@ -60,8 +65,15 @@ BEGIN {
 			lat *= 20
 		else if (s < 0.025)
 			lat += 70000
+		if (lat > 2147483647) {
+			print "gen-log.awk: latency " lat " is past %d's 31 bits" >"/dev/stderr"
+			exit 1
+		}
+		lat = sprintf("%d", lat)
+		if (i == int(n / 3))
+			lat = "4294967301"
 		if (i == int(n / 2))
-			lat = 1234567890123
+			lat = "1234567890123"
 		print line(i, g, lat)
 		if (malformed && i % 50 == 7) {
 			l = line(i + 1, g, lat)
