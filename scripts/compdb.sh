@@ -23,6 +23,9 @@ else
 	suite=${SUITE:-trixie}
 	echo "compdb: the module, in Debian $suite's environment (no headers in $kdir)"
 	root=$(tests/debian/suite-env.sh "$suite")
+	# shellcheck source=tests/debian/env-lock.sh
+	. tests/debian/env-lock.sh
+	env_lock "$root" "$suite"
 	kver=$(ls "$root/usr/lib/modules")
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	tests/debian/in-env.sh --fresh "$suite" \

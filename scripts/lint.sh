@@ -25,6 +25,8 @@ checks=("$@")
 suite=${LINT_SUITE:-trixie}
 cache=${CSF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/coarse_stat_fs}
 out=$top/build/lint
+# shellcheck source=tests/debian/env-lock.sh
+. "$top/tests/debian/env-lock.sh"
 mkdir -p "$out"
 fails=0
 exec 3>&2 # progress of long steps, while each check's own output goes to its log
@@ -49,7 +51,8 @@ shell_files() {
 kmod_built=""
 build_kmod() {
 	[ -z "$kmod_built" ] || return 0
-	tests/debian/suite-env.sh "$suite" 2>&3 >/dev/null || return 1
+	root=$(tests/debian/suite-env.sh "$suite" 2>&3) || return 1
+	env_lock "$root" "$suite"
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	tests/debian/in-env.sh --fresh "$suite" \
 		'make -C /lib/modules/$KVER/build M=/csf/src/kmod W=1 modules' \
@@ -90,7 +93,8 @@ check_tidy_kmod() {
 }
 
 check_sparse() {
-	tests/debian/suite-env.sh "$suite" 2>&3 >/dev/null || return 1
+	root=$(tests/debian/suite-env.sh "$suite" 2>&3) || return 1
+	env_lock "$root" "$suite"
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	tests/debian/in-env.sh --fresh "$suite" \
 		'make -C /lib/modules/$KVER/build M=/csf/src/kmod C=2 modules 2>&1' >"$out/sparse.log" 2>&1 ||

@@ -18,6 +18,9 @@ cmd=${2:?usage: in-env.sh [--fresh] SUITE COMMAND}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
 root=$("$top/tests/debian/suite-env.sh" "$suite")
+# shellcheck source=tests/debian/env-lock.sh
+. "$top/tests/debian/env-lock.sh"
+env_lock "$root" "$suite"
 kver=$(ls "$root/usr/lib/modules")
 if [ "$(echo "$kver" | wc -w)" != 1 ]; then
 	echo "in-env[$suite]: expected one kernel in $root, found: $kver" >&2

@@ -47,13 +47,10 @@ fi
 
 mkdir -p "$out"
 root=$("$top/tests/debian/suite-env.sh" "$suite")
-# One run at a time per environment: the build, the install tests and the guest's files all live
-# in its /csf, which another tree's run would replace under this one.
-exec 9>"$root/../run.lock"
-if ! flock -n 9; then
-	say "waiting for another run on the $suite environment to finish"
-	flock 9
-fi
+# One run at a time per environment (env-lock.sh).
+# shellcheck source=tests/debian/env-lock.sh
+. "$top/tests/debian/env-lock.sh"
+env_lock "$root" "$suite"
 kver=$(ls "$root/usr/lib/modules")
 say "building for $kver (log: $out/build.log)"
 # shellcheck disable=SC2016 # $KVER is expanded inside the environment
