@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 		REQUIRE(set_cpu1(0) == 0, "cpu1 offline: %s", strerror(errno));
 		CHECK(set_warn(50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
 		CHECK(set_cpu1(1) == 0, "cpu1 online: %s", strerror(errno));
+		t_sleep_ns(500 * MS); /* the kthreads a CPU coming online wakes there */
 		waiting = long_slice_waiting();
 		set_warn(0);
 		REQUIRE(waiting != INT_MIN, "no running report of the spinner");
@@ -230,5 +231,8 @@ int main(int argc, char **argv)
 	set_cpu1(1);
 	set_warn(0);
 	t_write_file("/proc/sys/kernel/soft_watchdog", "1");
+	/* What the module said it learned, each time. */
+	fflush(stdout);
+	system("dmesg | grep 'slice watch' | sed 's/^/# /'");
 	return t_done("t_hotplug_watch");
 }
