@@ -10,23 +10,14 @@
  * 32-byte header), or end the search: it answers "unknown", never a guess.
  *
  * btf.c is also compiled in user space, for the host test (tests/btf_host.c): with no
- * __KERNEL__, the few kernel types it uses come from the C library.
+ * __KERNEL__, the few kernel types it uses come from tests/btf_user.h, included first.
  */
 #ifndef CSF_BTF_H
 #define CSF_BTF_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int64_t s64;
-#endif
+#endif /* user space: tests/btf_user.h gives the same types */
 
 struct csf_btf {
 	const u8 *types; /* the type section */

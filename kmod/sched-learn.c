@@ -122,15 +122,19 @@ static void csf_place_classes(const struct sched_class *stop, const struct sched
 
 	csf_classes[CSF_CLASS_STOP] = stop;
 	csf_classes[CSF_CLASS_IDLE] = idle;
+	if (fair && f > s && !((f - s) % 3))
+		stride = (f - s) / 3;
+	if (stride && i > f && !((i - f) % stride))
+		after_fair = (i - f) / stride;
 	if (!fair)
 		why = "the kworkers' classes differ";
-	else if (f <= s || (f - s) % 3)
+	else if (!stride)
 		why = "fair is not three classes after stop";
-	else if ((stride = (f - s) / 3) < 8 * sizeof(void *) || stride % sizeof(void *))
+	else if (stride < 8 * sizeof(void *) || stride % sizeof(void *))
 		why = "not a struct's size apart";
 	else if (btf_size && stride != btf_size)
 		why = "not one struct sched_class apart, as BTF gives its size";
-	else if (i <= f || (i - f) % stride || (after_fair = (i - f) / stride) > 2)
+	else if (after_fair != 1 && after_fair != 2)
 		why = "idle is not one or two classes after fair";
 	if (why) {
 		pr_info("slice watch: scheduling classes not laid out as expected (%s): naming only stop and idle\n",

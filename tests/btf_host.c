@@ -12,6 +12,7 @@
  */
 #include "t.h"
 
+#include "btf_user.h"
 #include "../kmod/btf.h"
 
 /* A blob under construction: its type and string sections, and a layout section. */
@@ -73,7 +74,7 @@ static void bb_member(struct bb *b, const char *name, uint32_t type, uint32_t bi
 	bb_u32(b, bits);
 }
 
-static void bb_layout(struct bb *b, unsigned int kind, uint8_t info_sz, uint8_t elem_sz)
+static void bb_layout(struct bb *b, size_t kind, uint8_t info_sz, uint8_t elem_sz)
 {
 	if (b->layout_len < (kind + 1) * 4)
 		b->layout_len = (kind + 1) * 4;

@@ -357,9 +357,10 @@ int main(void)
 
 		/* Three fair threads on the same CPU, runnable all along: they wait behind the spin. */
 		for (int i = 0; i < 3; i++) {
-			waiters[i] = (struct spinner){
-				.cpu = 1, .policy = SCHED_OTHER, .spin_ns = 700 * MS, .name = "csf-waiter"
-			};
+			waiters[i] = (struct spinner){ .cpu = 1,
+						       .policy = SCHED_OTHER,
+						       .spin_ns = 700 * MS,
+						       .name = "csf-waiter" };
 			pthread_create(&wt[i], NULL, spin, &waiters[i]);
 		}
 		t_sleep_ns(100 * MS);

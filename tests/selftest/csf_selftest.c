@@ -37,8 +37,7 @@
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action,
-		 "none|warn|panic|occupy|stopper|irqoff|uaf|leak|lockdep|sleep|ubsan|list|refcount");
+MODULE_PARM_DESC(action, "none|warn|panic|occupy|stopper|irqoff|a bug (see the source)");
 
 static unsigned int stop_cpu = 1, stop_ms = 200;
 module_param(stop_cpu, uint, 0444);
