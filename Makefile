@@ -87,6 +87,9 @@ lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no
 		else echo "PASS lib-no-cpuid-$$cc$$o"; fi; \
 	done; done; exit $$fails
 
+host-btf: ## Test the module's BTF reader here: this machine's BTF, broken blobs
+	@tests/host-check.sh btf_host
+
 lint: ## Run every static check (scripts/lint.sh); fails on any finding
 	@tests/debian/deps.sh lint host
 	@scripts/lint.sh
@@ -197,4 +200,5 @@ help: ## List the targets
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1, DURATION, SEED"
 
-.PHONY: all user module test-modules lib-check lint lint-selftest format compdb host-check install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help
+
+.PHONY: all user module test-modules lib-check host-btf host-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

@@ -1,23 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * coarse_stat_fs: what the long-slice watch learns of the scheduler once, without kallsyms:
- * which scheduling class is which (opaque pointers), and where each CPU's runqueue keeps its
- * count of runnable tasks. Learning starts kthreads and runs a stopper briefly, so it happens
- * when the watch is first switched on, not at load.
+ * coarse_stat_fs: what the long-slice watch learns of the scheduler, without kallsyms and
+ * without changing any task: which scheduling class is which (opaque pointers), and where each
+ * CPU's runqueue keeps its count of runnable tasks.
+ *
+ * Classes, once, when the watch is first switched on. stop is the class a stopper callback runs
+ * in, idle is init_task's (CPU 0's idle task), fair is the kworkers' (each online CPU's runs a
+ * work item). The linker lays the classes out in order, stop, dl, rt, fair, [ext,] idle, one
+ * struct sched_class apart (since 6.0; the struct's size differs between kernels, and BTF says
+ * it where the kernel has BTF): that places deadline, rt and ext. Where what was seen does not
+ * fit that layout, only stop and idle are named, and the other classes are reported as unknown.
+ * No task's policy is ever changed to learn any of it: a task that left SCHED_DEADLINE arms its
+ * inactive timer, which divides by the root domain's CPUs when it fires during a CPU's
+ * hotplug (a divide error in inactive_task_timer() on 6.1 and 6.12).
+ *
+ * The count: struct rq is private. Its members' offsets come from BTF, the kernel's own
+ * description of its types (/sys/kernel/btf/vmlinux, btf.c), and each CPU's runqueue from the
+ * sched_update_nr_running tracepoint, which hands over the runqueue at each enqueue and dequeue:
+ * rq->cpu says whose it is. The probe is registered only while an online CPU's runqueue is
+ * unknown (switching the watch on, a CPU coming online), and each such CPU is poked with a work
+ * item so that it enqueues something. Runqueues never move, so what is learned stays. Without
+ * BTF, or for a CPU not seen yet, the count is reported as -1, never guessed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
-#include <linux/kthread.h>
+#include <linux/jiffies.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
-#include <linux/preempt.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/stop_machine.h>
 #include <linux/tracepoint.h>
-#include <uapi/linux/sched/types.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
+#include "btf.h"
 #include "csf.h"
 #include "slice.h"
 
@@ -28,60 +47,36 @@ u8 csf_class_of(const struct sched_class *c)
 	int i;
 
 	for (i = CSF_CLASS_STOP; i < CSF_NR_CLASSES; i++) {
-		if (c == csf_classes[i])
+		if (c && c == csf_classes[i])
 			return i;
 	}
 	return CSF_CLASS_UNKNOWN;
 }
 
-struct csf_learn {
-	struct completion done;
-	const struct sched_class *fair, *rt, *dl;
-	int cpu; /* for the runqueue: the CPU this kthread is bound to */
-	void *rq;
-	unsigned int seen; /* enqueues seen */
-	unsigned int nr[2][2]; /* [enqueue][candidate offset]: the count read just after it */
+/* A work item for each CPU: its kworker runs in fair, and waking it is an enqueue there. */
+struct csf_poke {
+	struct work_struct work;
+	const struct sched_class *class; /* the class of the kworker that ran it last */
 };
 
-/* Wait for kthread_stop(), so that no learning kthread runs module code after it. */
-static int csf_learn_wait_stop(void)
+static DEFINE_PER_CPU(struct csf_poke, csf_pokes);
+
+static void csf_poke_fn(struct work_struct *work)
 {
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (!kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-	}
-	return 0;
+	struct csf_poke *p = container_of(work, struct csf_poke, work);
+
+	WRITE_ONCE(p->class, current->sched_class);
 }
 
-static int csf_learn_park(struct csf_learn *l)
+static void csf_pokes_flush(void)
 {
-	complete(&l->done);
-	return csf_learn_wait_stop();
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		flush_work(&per_cpu_ptr(&csf_pokes, cpu)->work);
 }
 
-/* A kthread reads its own class under each policy; deadline needs an unbound one. */
-static int csf_learn_policies(void *arg)
-{
-	struct csf_learn *l = arg;
-	struct sched_attr dl = {
-		.size = sizeof(dl),
-		.sched_policy = SCHED_DEADLINE,
-		.sched_runtime = 100 * NSEC_PER_USEC,
-		.sched_deadline = 100 * NSEC_PER_MSEC,
-		.sched_period = 100 * NSEC_PER_MSEC,
-	};
-
-	sched_set_normal(current, 0);
-	l->fair = current->sched_class;
-	sched_set_fifo_low(current);
-	l->rt = current->sched_class;
-	if (!sched_setattr_nocheck(current, &dl))
-		l->dl = current->sched_class;
-	sched_set_normal(current, 0);
-	return csf_learn_park(l);
-}
+/* ---- Classes ---- */
 
 static int csf_learn_stop(void *data)
 {
@@ -89,224 +84,231 @@ static int csf_learn_stop(void *data)
 	return 0;
 }
 
-static int csf_run_learner(int (*fn)(void *), struct csf_learn *l, int cpu)
+/* The kworkers' class, if every online CPU's agrees; else NULL. */
+static const struct sched_class *csf_learn_fair(void)
 {
-	struct task_struct *k;
+	const struct sched_class *fair = NULL, *c;
+	int cpu;
 
-	init_completion(&l->done);
-	k = kthread_create(fn, l, "csf_learn");
-	if (IS_ERR(k))
-		return PTR_ERR(k);
-	if (cpu >= 0)
-		kthread_bind(k, cpu);
-	wake_up_process(k);
-	wait_for_completion(&l->done);
-	kthread_stop(k);
-	return 0;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		WRITE_ONCE(per_cpu_ptr(&csf_pokes, cpu)->class, NULL);
+		schedule_work_on(cpu, &per_cpu_ptr(&csf_pokes, cpu)->work);
+	}
+	cpus_read_unlock();
+	csf_pokes_flush();
+	for_each_possible_cpu(cpu) {
+		c = READ_ONCE(per_cpu_ptr(&csf_pokes, cpu)->class);
+		if (!c)
+			continue;
+		if (fair && c != fair)
+			return NULL;
+		fair = c;
+	}
+	return fair;
 }
 
 /*
- * The classes, as opaque pointers. idle is init_task's; stop is the class a stopper callback
- * runs in; fair, rt and deadline are a kthread's under each policy. The linker lays the classes
- * out in order, stop, dl, rt, fair, [ext,] idle, one struct sched_class apart (its size differs
- * between kernels): that places ext, and deadline where setting the policy failed (admission).
+ * Name the classes from stop, fair and idle and the layout, if they fit it: fair three strides
+ * after stop, idle one stride after fair (no ext) or two (ext between them), a stride being
+ * sizeof(struct sched_class), BTF's figure where there is one. Else only stop and idle.
  */
-static int csf_learn_classes(void)
+static void csf_place_classes(const struct sched_class *stop, const struct sched_class *fair,
+			      const struct sched_class *idle, u32 btf_size)
 {
-	const struct sched_class *stop = NULL;
-	struct csf_learn l = {};
-	long size;
-	int err;
+	unsigned long s = (unsigned long)stop, f = (unsigned long)fair, i = (unsigned long)idle;
+	unsigned long stride = 0, after_fair = 0;
+	const char *why = NULL;
 
-	err = csf_run_learner(csf_learn_policies, &l, -1);
-	if (err)
-		return err;
+	csf_classes[CSF_CLASS_STOP] = stop;
+	csf_classes[CSF_CLASS_IDLE] = idle;
+	if (fair && f > s && !((f - s) % 3))
+		stride = (f - s) / 3;
+	if (stride && i > f && !((i - f) % stride))
+		after_fair = (i - f) / stride;
+	if (!fair)
+		why = "the kworkers' classes differ";
+	else if (!stride)
+		why = "fair is not three classes after stop";
+	else if (stride < 8 * sizeof(void *) || stride % sizeof(void *))
+		why = "not a struct's size apart";
+	else if (btf_size && stride != btf_size)
+		why = "not one struct sched_class apart, as BTF gives its size";
+	else if (after_fair != 1 && after_fair != 2)
+		why = "idle is not one or two classes after fair";
+	if (why) {
+		pr_info("slice watch: scheduling classes not laid out as expected (%s): naming only stop and idle\n",
+			why);
+		return;
+	}
+	csf_classes[CSF_CLASS_DL] = (const void *)(s + stride);
+	csf_classes[CSF_CLASS_RT] = (const void *)(s + 2 * stride);
+	csf_classes[CSF_CLASS_FAIR] = fair;
+	if (after_fair == 2)
+		csf_classes[CSF_CLASS_EXT] = (const void *)(f + stride);
+	pr_info("slice watch: classes learned, %lu bytes apart (%s), ext %s\n", stride,
+		btf_size ? "as BTF says" : "no BTF", after_fair == 2 ? "present" : "absent");
+}
+
+/* ---- Runnable tasks per CPU ---- */
+
+static int csf_rq_nr_off = -1, csf_rq_cpu_off = -1; /* in struct rq, from BTF; -1 unknown */
+static DEFINE_PER_CPU(void *, csf_rq); /* each CPU's runqueue, once seen */
+static struct tracepoint *csf_rq_tp;
+
+static DEFINE_MUTEX(csf_rq_lock); /* csf_rq_active, csf_rq_probing, csf_rq_backoff_ms */
+static bool csf_rq_active; /* the watch is on */
+static bool csf_rq_probing; /* csf_rq_probe is registered */
+static unsigned int csf_rq_backoff_ms;
+static void csf_rq_sync(struct work_struct *work);
+static DECLARE_DELAYED_WORK(csf_rq_work, csf_rq_sync);
+
+/* Every enqueue and dequeue while an online CPU's runqueue is unknown; rq lock held. */
+static void csf_rq_probe(void *data, struct rq *rq, int change)
+{
+	int cpu = READ_ONCE(*(int *)((char *)rq + csf_rq_cpu_off));
+
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return;
+	if (!READ_ONCE(per_cpu(csf_rq, cpu)))
+		WRITE_ONCE(per_cpu(csf_rq, cpu), (void *)rq);
+}
+
+/* With csf_rq_lock: probe and poke while an online CPU's runqueue is unknown, else stop. */
+static void csf_rq_update(void)
+{
+	bool missing = false;
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		missing |= !READ_ONCE(per_cpu(csf_rq, cpu));
+	if (!missing) {
+		if (csf_rq_probing) {
+			tracepoint_probe_unregister(csf_rq_tp, csf_rq_probe, NULL);
+			tracepoint_synchronize_unregister();
+			csf_rq_probing = false;
+		}
+		csf_rq_backoff_ms = 0;
+		return;
+	}
+	if (!csf_rq_probing)
+		csf_rq_probing = !tracepoint_probe_register(csf_rq_tp, csf_rq_probe, NULL);
+	if (!csf_rq_probing)
+		return;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (!READ_ONCE(per_cpu(csf_rq, cpu)))
+			schedule_work_on(cpu, &per_cpu_ptr(&csf_pokes, cpu)->work);
+	}
+	cpus_read_unlock();
+	/* Look again soon, then less and less often (a CPU that nothing wakes at all). */
+	csf_rq_backoff_ms = clamp(csf_rq_backoff_ms * 2, 10U, 10000U);
+	schedule_delayed_work(&csf_rq_work, msecs_to_jiffies(csf_rq_backoff_ms));
+}
+
+static void csf_rq_sync(struct work_struct *work)
+{
+	mutex_lock(&csf_rq_lock);
+	if (csf_rq_active)
+		csf_rq_update();
+	mutex_unlock(&csf_rq_lock);
+}
+
+void csf_rq_start(void)
+{
+	if (csf_rq_nr_off < 0 || csf_rq_cpu_off < 0)
+		return;
+	mutex_lock(&csf_rq_lock);
+	WRITE_ONCE(csf_rq_active, true);
+	csf_rq_backoff_ms = 0;
+	csf_rq_update();
+	mutex_unlock(&csf_rq_lock);
+}
+
+/* In the CPU's hotplug thread: nothing here may take the hotplug lock. */
+void csf_rq_cpu_online(unsigned int cpu)
+{
+	if (READ_ONCE(csf_rq_active) && !READ_ONCE(per_cpu(csf_rq, cpu)))
+		schedule_delayed_work(&csf_rq_work, 0);
+}
+
+void csf_rq_stop(void)
+{
+	mutex_lock(&csf_rq_lock);
+	WRITE_ONCE(csf_rq_active, false);
+	mutex_unlock(&csf_rq_lock);
+	cancel_delayed_work_sync(&csf_rq_work);
+	mutex_lock(&csf_rq_lock);
+	if (csf_rq_probing) {
+		tracepoint_probe_unregister(csf_rq_tp, csf_rq_probe, NULL);
+		tracepoint_synchronize_unregister();
+		csf_rq_probing = false;
+	}
+	mutex_unlock(&csf_rq_lock);
+	csf_pokes_flush(); /* no module code may run after the module's exit */
+}
+
+s32 csf_nr_running(int cpu)
+{
+	void *rq = READ_ONCE(per_cpu(csf_rq, cpu));
+
+	if (!rq)
+		return -1;
+	return READ_ONCE(*(unsigned int *)((char *)rq + csf_rq_nr_off));
+}
+
+/* Offsets in struct rq from BTF; sizeof(struct sched_class) (0: unknown). */
+static u32 csf_learn_btf(void)
+{
+	u32 nr_off, nr_size, cpu_off, cpu_size, class_size = 0;
+	struct csf_btf b;
+	void *data;
+	int rq, sc, err;
+
+	err = csf_btf_vmlinux(&b, &data);
+	if (err) {
+		pr_info("slice watch: no BTF (/sys/kernel/btf/vmlinux: %d): waiting tasks reported as -1\n",
+			err);
+		return 0;
+	}
+	rq = csf_btf_find_struct(&b, "rq");
+	err = rq < 0 ? rq : csf_btf_member(&b, rq, "nr_running", &nr_off, &nr_size);
+	if (!err)
+		err = csf_btf_member(&b, rq, "cpu", &cpu_off, &cpu_size);
+	if (!err && (nr_size != sizeof(unsigned int) || cpu_size != sizeof(int)))
+		err = -EINVAL;
+	if (!err) {
+		csf_rq_nr_off = nr_off;
+		csf_rq_cpu_off = cpu_off;
+		pr_info("slice watch: struct rq from BTF: nr_running at %u, cpu at %u\n", nr_off,
+			cpu_off);
+	} else {
+		pr_info("slice watch: struct rq not found in BTF (%d): waiting tasks reported as -1\n",
+			err);
+	}
+	sc = csf_btf_find_struct(&b, "sched_class");
+	if (sc < 0 || csf_btf_struct_size(&b, sc, &class_size))
+		class_size = 0;
+	vfree(data);
+	return class_size;
+}
+
+int csf_learn_sched(struct tracepoint *nr_running_tp)
+{
+	const struct sched_class *stop = NULL, *fair;
+	u32 class_size;
+	int cpu, err;
+
+	csf_rq_tp = nr_running_tp;
+	for_each_possible_cpu(cpu)
+		INIT_WORK(&per_cpu_ptr(&csf_pokes, cpu)->work, csf_poke_fn);
 	cpus_read_lock();
 	err = stop_core_cpuslocked(cpumask_first(cpu_online_mask), csf_learn_stop, &stop);
 	cpus_read_unlock();
 	if (err)
 		return err;
-
-	csf_classes[CSF_CLASS_IDLE] = init_task.sched_class;
-	csf_classes[CSF_CLASS_STOP] = stop;
-	csf_classes[CSF_CLASS_RT] = l.rt;
-	csf_classes[CSF_CLASS_FAIR] = l.fair;
-	csf_classes[CSF_CLASS_DL] = l.dl;
-
-	size = (const char *)l.fair - (const char *)l.rt;
-	if (size > 0 && (const char *)l.rt - (const char *)stop == 2 * size) {
-		const struct sched_class *dl = (const void *)((const char *)stop + size);
-
-		if (l.dl && l.dl != dl)
-			pr_warn("slice watch: the deadline class is not where the layout puts it\n");
-		if (!l.dl)
-			csf_classes[CSF_CLASS_DL] = dl;
-	}
-	if (size > 0 && (const char *)init_task.sched_class - (const char *)l.fair == 2 * size)
-		csf_classes[CSF_CLASS_EXT] = (const void *)((const char *)l.fair + size);
-	pr_info("slice watch: classes learned (deadline %s, ext %s)\n",
-		l.dl			  ? "from a kthread" :
-		csf_classes[CSF_CLASS_DL] ? "from the layout" :
-					    "unknown",
-		csf_classes[CSF_CLASS_EXT] ? "present" : "absent");
-	return 0;
-}
-
-/* ---- Runnable tasks per CPU ---- */
-
-/*
- * No kernel export counts a CPU's runnable tasks, so the watch reads the runqueue's own count.
- * struct rq is private, and kernels lay it out two ways: 6.1 to 6.12 start it with the lock
- * and then nr_running, 7.x with nr_running. A CPU's runqueue comes from the
- * sched_update_nr_running tracepoint, fired when a kthread bound to that CPU wakes two others
- * there, one after the other: at the right offset the count reads at least 2, then one more.
- * (At the wrong one, the lock reads the same while held, the field after the count does not
- * follow it.) Where exactly one offset passes, on every CPU, it is used; otherwise the count is
- * reported as unknown (-1). CPUs that come online later report -1 too. Each CPU gets a few
- * tries, since interrupts and other CPUs may change the count meanwhile.
- */
-static const size_t csf_rq_offs[] = {
-	0, /* 7.x: nr_running first, on the cache line the load balancer reads */
-	ALIGN(sizeof(raw_spinlock_t), __alignof__(unsigned int)), /* 6.1 to 6.12: after __lock */
-};
-
-#define CSF_RQ_TRIES 5
-
-static size_t csf_rq_off;
-static int csf_rq_known; /* 1 known, -1 not recognized, 0 not learned yet */
-static struct task_struct *csf_rq_waker;
-static DEFINE_PER_CPU(void *, csf_rq); /* each CPU's runqueue, once learned */
-static struct csf_learn *csf_rq_learn;
-
-static unsigned int csf_rq_read(void *rq, size_t off)
-{
-	return READ_ONCE(*(unsigned int *)((char *)rq + off));
-}
-
-/* Two enqueues by the waker on its own CPU: the runqueue, and each candidate's count. */
-static void csf_nr_running_probe(void *data, struct rq *rq, int change)
-{
-	struct csf_learn *l = READ_ONCE(csf_rq_learn);
-
-	if (!in_task() || current != READ_ONCE(csf_rq_waker) || !l || change <= 0 || l->seen >= 2)
-		return;
-	if (!l->seen)
-		l->rq = rq;
-	else if (rq != l->rq)
-		l->rq = NULL; /* not one runqueue: learn nothing */
-	for (size_t c = 0; c < ARRAY_SIZE(csf_rq_offs); c++)
-		l->nr[l->seen][c] = csf_rq_read(rq, csf_rq_offs[c]);
-	l->seen++;
-}
-
-static int csf_learn_idle(void *arg)
-{
-	return csf_learn_wait_stop();
-}
-
-/* On l->cpu: wake two kthreads bound to the same CPU, so that the enqueues are this CPU's. */
-static int csf_learn_rq(void *arg)
-{
-	struct csf_learn *l = arg;
-	struct task_struct *w[2];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		w[i] = kthread_create(csf_learn_idle, NULL, "csf_learn_w");
-		if (IS_ERR(w[i]))
-			break;
-		kthread_bind(w[i], l->cpu);
-	}
-	if (i == 2) {
-		/*
-		 * With preemption off, the first woken kthread cannot run (wakeup preemption) and
-		 * sleep again between the two enqueues; the probe ignores interrupts' wakeups.
-		 */
-		preempt_disable();
-		WRITE_ONCE(csf_rq_learn, l);
-		WRITE_ONCE(csf_rq_waker, current);
-		wake_up_process(w[0]);
-		wake_up_process(w[1]);
-		WRITE_ONCE(csf_rq_waker, NULL);
-		WRITE_ONCE(csf_rq_learn, NULL);
-		preempt_enable();
-	}
-	while (i--)
-		kthread_stop(w[i]);
-	return csf_learn_park(l);
-}
-
-/* The offset the learned counts of l point to, or -1: at least 2, then one more. */
-static int csf_rq_candidate(const struct csf_learn *l)
-{
-	int found = -1;
-
-	if (l->seen != 2 || !l->rq)
-		return -1;
-	for (size_t c = 0; c < ARRAY_SIZE(csf_rq_offs); c++) {
-		if (l->nr[0][c] < 2 || l->nr[0][c] > 1000000 || l->nr[1][c] != l->nr[0][c] + 1)
-			continue;
-		if (found >= 0)
-			return -1; /* ambiguous */
-		found = c;
-	}
-	return found;
-}
-
-static void csf_learn_runqueues(struct tracepoint *csf_nr_running_tp)
-{
-	int cpu, off = -1, known = 1;
-
-	if (tracepoint_probe_register(csf_nr_running_tp, csf_nr_running_probe, NULL)) {
-		csf_rq_known = -1;
-		return;
-	}
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct csf_learn l;
-		int c = -1, try;
-
-		/* Interrupts and other CPUs can still change the count in between: a few tries. */
-		for (try = 0; try < CSF_RQ_TRIES && c < 0; try++) {
-			l = (struct csf_learn){ .cpu = cpu };
-			if (csf_run_learner(csf_learn_rq, &l, cpu))
-				break;
-			c = csf_rq_candidate(&l);
-		}
-		if (c < 0 || (off >= 0 && c != off)) {
-			known = -1;
-			break;
-		}
-		off = c;
-		per_cpu(csf_rq, cpu) = l.rq;
-	}
-	cpus_read_unlock();
-	tracepoint_probe_unregister(csf_nr_running_tp, csf_nr_running_probe, NULL);
-	tracepoint_synchronize_unregister();
-	if (off < 0)
-		known = -1;
-	else if (known > 0)
-		csf_rq_off = csf_rq_offs[off];
-	csf_rq_known = known;
-	if (known < 0)
-		pr_info("slice watch: runqueue layout not recognized; waiting tasks reported as -1\n");
-}
-
-s32 csf_nr_running(int cpu)
-{
-	void *rq = per_cpu(csf_rq, cpu);
-
-	if (csf_rq_known <= 0 || !rq)
-		return -1;
-	return csf_rq_read(rq, csf_rq_off);
-}
-
-int csf_learn_sched(struct tracepoint *nr_running_tp)
-{
-	int err = csf_learn_classes();
-
-	if (err)
-		return err;
-	csf_learn_runqueues(nr_running_tp);
+	fair = csf_learn_fair();
+	class_size = csf_learn_btf();
+	csf_place_classes(stop, fair, init_task.sched_class, class_size);
 	return 0;
 }

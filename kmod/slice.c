@@ -14,8 +14,8 @@
  *   task its timer interrupted. A CPU that takes none (interrupts off, a stopper) is reported
  *   by its neighbour one period later than it would have reported itself; the neighbour asks
  *   it for its stack with an NMI and reports once the NMI has answered (or not, in time).
- * - Classes, and where each CPU's runqueue count is, are learned once, when the watch is
- *   first switched on (sched-learn.c).
+ * - Classes, and where each CPU's runqueue count is, are learned when the watch is first
+ *   switched on, runqueues also of CPUs that come online later (sched-learn.c).
  * - Reports go to trace events and to the ring the root-only file "slices" reads (slices.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -397,6 +397,7 @@ static int csf_slice_cpu_online(unsigned int cpu)
 	struct csf_slice_cpu *sc = per_cpu_ptr(&csf_slice_cpus, cpu);
 
 	hrtimer_start(&sc->tick, ns_to_ktime(csf_watch_period_ns()), HRTIMER_MODE_REL_PINNED_HARD);
+	csf_rq_cpu_online(cpu);
 	return 0;
 }
 
@@ -454,6 +455,7 @@ static int csf_slice_start(void)
 	if (err < 0)
 		goto out_tp;
 	csf_slice_hp = err;
+	csf_rq_start();
 	return 0;
 
 out_tp:
@@ -467,6 +469,7 @@ out_nmi:
 static void csf_slice_stop(void)
 {
 	cpuhp_remove_state(csf_slice_hp); /* every CPU's timers cancelled */
+	csf_rq_stop();
 	tracepoint_probe_unregister(csf_switch_tp, csf_switch_probe, NULL);
 	tracepoint_synchronize_unregister();
 	unregister_nmi_handler(NMI_LOCAL, "csf_slice"); /* waits for a running handler */

@@ -69,5 +69,8 @@ void csf_slices_sync(void);
 int csf_learn_sched(struct tracepoint *nr_running_tp); /* once; may sleep */
 u8 csf_class_of(const struct sched_class *c); /* enum csf_class */
 s32 csf_nr_running(int cpu); /* runnable tasks on cpu's runqueue, -1 unknown */
+void csf_rq_start(void); /* the watch is on: learn the runqueues of online CPUs */
+void csf_rq_cpu_online(unsigned int cpu); /* and of a CPU that comes online */
+void csf_rq_stop(void); /* the watch is off; may sleep */
 
 #endif /* CSF_SLICE_H */

@@ -11,6 +11,7 @@ set -uo pipefail
 tests=(
 	t_mem_metrics # csfcat mem's metrics on fixed regions, linked as csfcat links them
 	t_mem_stat # csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
+	btf_host # the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF, broken blobs
 )
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -7,7 +7,7 @@
  * CLOCK_MONOTONIC time it arrived, so that a test can tell a report that came while its
  * subject still ran from one that came after. Timing bounds are loose: the guest is emulated.
  */
-#include "t.h"
+#include "tslice.h"
 #include "tjson.h"
 
 #include <fcntl.h>
@@ -351,19 +351,24 @@ int main(void)
 				     .prio = 99,
 				     .spin_ns = 400 * MS,
 				     .name = "csf-fifo99" };
-		struct spinner waiter = {
-			.cpu = 1, .policy = SCHED_OTHER, .spin_ns = 700 * MS, .name = "csf-waiter"
-		};
+		struct spinner waiters[3];
 		const struct report *run, *end;
-		pthread_t wt;
+		pthread_t wt[3];
 
-		/* A fair thread on the same CPU, runnable all along: it waits behind the spin. */
-		pthread_create(&wt, NULL, spin, &waiter);
+		/* Three fair threads on the same CPU, runnable all along: they wait behind the spin. */
+		for (int i = 0; i < 3; i++) {
+			waiters[i] = (struct spinner){ .cpu = 1,
+						       .policy = SCHED_OTHER,
+						       .spin_ns = 700 * MS,
+						       .name = "csf-waiter" };
+			pthread_create(&wt[i], NULL, spin, &waiters[i]);
+		}
 		t_sleep_ns(100 * MS);
 		collect_start();
 		run_spinner(&s);
 		collect_stop();
-		pthread_join(wt, NULL);
+		for (int i = 0; i < 3; i++)
+			pthread_join(wt[i], NULL);
 		REQUIRE(!s.err, "SCHED_FIFO: %s", strerror(s.err));
 		run = find(s.tid, "running");
 		end = find(s.tid, "end");
@@ -381,7 +386,7 @@ int main(void)
 		CHECK(!strcmp(run->comm, "csf-fifo99") && run->cpu == 1, "comm %s cpu %d",
 		      run->comm, run->cpu);
 		CHECK(run->tgid == getpid(), "tgid %d", run->tgid);
-		CHECK(run->waiting >= 1, "waiting %d with a fair thread queued behind",
+		CHECK(t_waiting_ok(run->waiting, 3), "waiting %d with 3 fair threads queued behind",
 		      run->waiting);
 		CHECK(!strcmp(run->via, "irq") && !strncmp(run->stack, "user:0x", 7),
 		      "stack (%s) %s", run->via, run->stack);

@@ -93,7 +93,7 @@ without_noise() {
 # The default list: every test, in the order they run. rmmod-race unloads and reloads the
 # module, so it comes last.
 all_tests="fs thread truth life exec bad stress cpu format tools example lib slice mem fpu"
-all_tests="$all_tests fault churn dethread hotplug memcg rmmod-race init-order dkms"
+all_tests="$all_tests fault churn dethread hotplug hotplug-watch memcg rmmod-race init-order dkms"
 
 # csf.fuzz=SECONDS and csf.soak=SECONDS add the fuzzer and the soak to the default list (before
 # rmmod-race) and say how long they run; csf.seed=SEED makes the fuzzer replay that seed.
@@ -176,6 +176,8 @@ for t in $tests; do
 		;;
 	dethread) run dethread t_dethread ;;
 	hotplug) run hotplug t_hotplug ;;
+	# Loads the module afresh (twice): the watch learns once per load.
+	hotplug-watch) run hotplug-watch t_hotplug_watch /csf/coarse_stat_fs.ko ;;
 	memcg)
 		# The failed charges' OOM reports are expected; KASAN and the like still count.
 		noise_begin memcg

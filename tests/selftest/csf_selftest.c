@@ -8,6 +8,8 @@
  * (parameters/fs_registrations). A filesystem registered by an init that then fails can be
  * mounted while its module is freed. action=stopper runs a callback that spins stop_ms in
  * stopper context (stop class, interrupts off) on stop_cpu, for the long-slice watch's test.
+ * action=irqoff starts a kthread bound to irq_cpu that keeps interrupts off irq_ms at a time,
+ * again and again, until the module is unloaded (tests/t_hotplug_watch.c).
  *
  * For the debug kernel's checkers (tests/debian/selftest.sh debug), it also commits each kind of
  * bug they exist to catch: a use after free (action=uaf, KASAN), a leak (leak, kmemleak), two
@@ -22,6 +24,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kprobes.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -34,8 +37,7 @@
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action,
-		 "none|warn|panic|occupy|stopper|uaf|leak|lockdep|sleep|ubsan|list|refcount");
+MODULE_PARM_DESC(action, "none|warn|panic|occupy|stopper|irqoff|a bug (see the source)");
 
 static unsigned int stop_cpu = 1, stop_ms = 200;
 module_param(stop_cpu, uint, 0444);
@@ -51,6 +53,41 @@ static int csf_selftest_stopper(void *data)
 
 	while (ktime_get_mono_fast_ns() < end)
 		cpu_relax();
+	return 0;
+}
+
+static unsigned int irq_cpu, irq_ms = 4;
+module_param(irq_cpu, uint, 0444);
+MODULE_PARM_DESC(irq_cpu, "irqoff: the CPU whose interrupts go off");
+module_param(irq_ms, uint, 0444);
+MODULE_PARM_DESC(irq_ms, "irqoff: how long each time, ms");
+
+static struct task_struct *irqoff_task;
+static atomic_long_t irqoff_rounds = ATOMIC_LONG_INIT(0);
+
+static int irqoff_rounds_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&irqoff_rounds));
+}
+
+static const struct kernel_param_ops irqoff_rounds_ops = { .get = irqoff_rounds_get };
+module_param_cb(irqoff_rounds, &irqoff_rounds_ops, NULL, 0444);
+MODULE_PARM_DESC(irqoff_rounds, "irqoff: how many times interrupts went off so far");
+
+/* Bound to irq_cpu: interrupts off for irq_ms, on for as long as it takes to reschedule. */
+static int csf_selftest_irqoff(void *data)
+{
+	while (!kthread_should_stop()) {
+		u64 end;
+
+		local_irq_disable();
+		end = ktime_get_mono_fast_ns() + (u64)irq_ms * NSEC_PER_MSEC;
+		while (ktime_get_mono_fast_ns() < end)
+			cpu_relax();
+		local_irq_enable();
+		atomic_long_inc(&irqoff_rounds);
+		cond_resched();
+	}
 	return 0;
 }
 
@@ -160,6 +197,14 @@ static int __init csf_selftest_init(void)
 			      -ENODEV;
 		cpus_read_unlock();
 		return err;
+	} else if (!strcmp(action, "irqoff")) {
+		if (irq_ms > 100 || irq_cpu >= nr_cpu_ids || !cpu_online(irq_cpu))
+			return -EINVAL;
+		irqoff_task = kthread_create(csf_selftest_irqoff, NULL, "csf_irqoff/%u", irq_cpu);
+		if (IS_ERR(irqoff_task))
+			return PTR_ERR(irqoff_task);
+		kthread_bind(irqoff_task, irq_cpu);
+		wake_up_process(irqoff_task);
 	} else if (strcmp(action, "none") && !csf_selftest_bug(action)) {
 		return -EINVAL;
 	}
@@ -168,6 +213,8 @@ static int __init csf_selftest_init(void)
 
 static void __exit csf_selftest_exit(void)
 {
+	if (irqoff_task)
+		kthread_stop(irqoff_task);
 	if (occupied) {
 		sysfs_remove_mount_point(kernel_kobj, "coarse_stat_fs");
 		unregister_kprobe(&csf_selftest_kp);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tslice.h: what the long-slice watch's reports may say of the tasks waiting on a CPU, for
+ * t_slice and t_hotplug_watch.
+ */
+#ifndef CSF_TESTS_TSLICE_H
+#define CSF_TESTS_TSLICE_H
+
+#include "t.h"
+
+#include <stdbool.h>
+#include <sys/utsname.h>
+
+/* A PREEMPT_RT kernel: its interrupts run in threads, which may wait on any CPU too. */
+static inline bool t_preempt_rt(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
+}
+
+/*
+ * A report's waiting count, n tasks known to wait behind the slice: the module reads it from
+ * the runqueue at the offset BTF gives, so it is -1 where the kernel has no BTF (the debug
+ * suite's), n where it has, or more on PREEMPT_RT.
+ */
+static inline bool t_waiting_ok(int waiting, int n)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return waiting == -1;
+	return t_preempt_rt() ? waiting >= n : waiting == n;
+}
+
+#endif /* CSF_TESTS_TSLICE_H */
