@@ -53,7 +53,7 @@
  * One that never comes (its CPU went offline) stops making other NMIs ours after this.
  */
 #define CSF_NMI_FLIGHT_NS (1000 * NSEC_PER_MSEC)
-#define CSF_NMI_GONE (1ull << 63) /* nmi_done: the slice asked for had ended: no stack */
+#define CSF_NMI_GONE BIT_ULL(63) /* nmi_done: the slice asked for had ended: no stack */
 
 unsigned int slice_warn_us; /* 0: the watch is off */
 u64 csf_slice_long_cyc; /* slice_warn_us in cycles, for thread.c's nr_long_oncpu */
@@ -534,7 +534,7 @@ static void csf_slice_stop(void)
 	 */
 	for_each_possible_cpu(cpu)
 		while (csf_nmi_in_flight(per_cpu_ptr(&csf_slice_cpus, cpu)))
-			msleep(1);
+			usleep_range(1000, 2000);
 	unregister_nmi_handler(NMI_LOCAL, "csf_slice"); /* waits for a running handler */
 	csf_slices_sync();
 }

@@ -26,8 +26,8 @@ enum csf_stack_via {
 	CSF_STACK_NONE, /* the end of a slice: nothing to unwind any more */
 	CSF_STACK_IRQ, /* the watch's timer interrupted the task on its own CPU */
 	CSF_STACK_NMI, /* an NMI, for a CPU that took no timer interrupt */
-	CSF_STACK_LOST, /* no stack of that slice: the NMI did not answer in time, or it came after
-			 * the CPU had switched tasks */
+	/* No stack of that slice: the NMI did not answer in time, or came after a switch. */
+	CSF_STACK_LOST,
 };
 
 enum csf_slice_event {
@@ -57,7 +57,7 @@ struct csf_slice_report {
 	u8 event; /* enum csf_slice_event */
 	u8 stack_via; /* enum csf_stack_via */
 	struct csf_stack stack;
-	s64 exec_ns; /* the task's own execution time over the slice (sum_exec_runtime); -1 unknown */
+	s64 exec_ns; /* the task's own execution time in the slice (sum_exec_runtime); -1 unknown */
 };
 
 struct tracepoint;

@@ -40,8 +40,7 @@ static DECLARE_WAIT_QUEUE_HEAD(csf_ring_wq);
 
 static bool slice_printk;
 module_param(slice_printk, bool, 0644);
-MODULE_PARM_DESC(slice_printk,
-		 "also log a one-line summary of each long-slice report (rate-limited; default off)");
+MODULE_PARM_DESC(slice_printk, "log a line per long-slice report (rate-limited; default off)");
 
 static const char *const csf_class_names[] = { "unknown", "stop", "deadline", "rt",
 					       "fair",	  "ext",  "idle" };
@@ -55,23 +54,23 @@ static int csf_escape(char *buf, size_t len, const char *s, size_t n);
 static void csf_ring_printk(void)
 {
 	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
-	static DEFINE_RAW_SPINLOCK(lock); /* the work can run on two CPUs at once */
+	static atomic_t busy = ATOMIC_INIT(0); /* the work can run on two CPUs at once */
 	static u64 pos; /* the next report to log */
 	char comm[4 * TASK_COMM_LEN + 1];
 	struct csf_slice_report r;
 	unsigned long flags;
 	bool any;
 
-	if (!raw_spin_trylock_irqsave(&lock, flags))
+	if (atomic_xchg(&busy, 1))
 		return;
 	for (int i = 0; i < CSF_RING; i++) {
-		raw_spin_lock(&csf_ring.lock);
+		raw_spin_lock_irqsave(&csf_ring.lock, flags);
 		if (csf_ring.head > CSF_RING && pos < csf_ring.head - CSF_RING)
 			pos = csf_ring.head - CSF_RING;
 		any = pos < csf_ring.head;
 		if (any)
 			r = csf_ring.rec[pos++ % CSF_RING];
-		raw_spin_unlock(&csf_ring.lock);
+		raw_spin_unlock_irqrestore(&csf_ring.lock, flags);
 		if (!any)
 			break;
 		if (!READ_ONCE(slice_printk) || !__ratelimit(&rs))
@@ -83,7 +82,7 @@ static void csf_ring_printk(void)
 			r.len_ns / NSEC_PER_MSEC, r.len_ns % NSEC_PER_MSEC / NSEC_PER_USEC,
 			r.exec_ns < 0 ? -1 : r.exec_ns / NSEC_PER_USEC);
 	}
-	raw_spin_unlock_irqrestore(&lock, flags);
+	atomic_set_release(&busy, 0);
 }
 
 /* Readers are woken from an irq_work: the probe holds the runqueue lock, where no wakeup may. */
@@ -100,19 +99,17 @@ static bool csf_ring_owed; /* a wakeup a CPU going offline left to an online one
  * Wake the readers. A CPU going offline has flushed its irq_work already and would not take the
  * interrupt irq_work_queue() raises: the work would stay pending there, no reader would be woken
  * again and irq_work_sync() would wait for ever. Such a CPU leaves the wakeup to the next online
- * CPU's watch timer (csf_slices_tick()), or to csf_slices_sync(). Interrupts off: the CPU cannot
- * go offline between the check and the queueing.
+ * CPU's watch timer (csf_slices_tick()), or to csf_slices_sync(). Preemption off: the CPU cannot
+ * go offline between the check and the queueing (its stopper takes it down).
  */
 static void csf_ring_kick(void)
 {
-	unsigned long flags;
-
-	local_irq_save(flags);
+	preempt_disable();
 	if (cpu_online(smp_processor_id()))
 		irq_work_queue(&csf_ring_work); /* already pending: that wakeup serves this one */
 	else
 		WRITE_ONCE(csf_ring_owed, true);
-	local_irq_restore(flags);
+	preempt_enable();
 }
 
 /* From the watch's timer on an online CPU. */

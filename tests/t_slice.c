@@ -159,20 +159,20 @@ static void print_report(const struct report *r)
 struct spinner {
 	int cpu; /* -1: unpinned */
 	int policy, prio;
+	int tid;
 	uint64_t spin_ns;
 	const char *name;
-	int tid;
 	uint64_t began, ended; /* CLOCK_MONOTONIC */
 	uint64_t max_gap; /* the longest the spin loop went without running (host stalls) */
 	/*
-	 * charged: if set, the spin also sums the CPU time the kernel charged the thread while its
-	 * loop did not advance (host stalls, interrupts): what can lengthen a fair slice's
-	 * execution time past what the scheduler gave it.
+	 * charged: if charge is set, the spin also sums the CPU time the kernel charged the thread
+	 * while its loop did not advance (host stalls, interrupts): what can lengthen a fair
+	 * slice's execution time past what the scheduler gave it.
 	 */
-	bool charge;
 	uint64_t charged;
 	pthread_barrier_t *go; /* if set: start spinning together */
 	int err;
+	bool charge;
 };
 
 /* Spin for ns, noting the longest gap between two clock reads: time the vCPU did not run. */
@@ -507,7 +507,7 @@ int main(void)
 		 * The timer interrupts the spinner, in user space or in a softirq run on its way
 		 * back from an interrupt (handle_softirqs...): a stack either way.
 		 */
-		CHECK(!strcmp(run->via, "irq") && run->stack[0] && strcmp(run->stack, "-"),
+		CHECK(!strcmp(run->via, "irq") && run->stack[0] && strcmp(run->stack, "-") != 0,
 		      "stack (%s) %s", run->via, run->stack);
 		/*
 		 * Execution time: of the task itself, so no more than the slice's wall length (give
@@ -580,8 +580,8 @@ int main(void)
 		 * return long after the callback: its return proves nothing.
 		 */
 		CHECK(run->batch < end->batch && run->seq < end->seq,
-		      "the running report (read %d) came with or after the end (read %d)", run->batch,
-		      end->batch);
+		      "the running report (read %d) came with or after the end (read %d)",
+		      run->batch, end->batch);
 		CHECK(run->len_ns < end->len_ns, "made at %.1f ms of a %.1f ms slice",
 		      run->len_ns / 1e6, end->len_ns / 1e6);
 		printf("#   reported %.1f ms after insmod began, callback of 300 ms\n",
@@ -633,9 +633,10 @@ int main(void)
 				if (reports[i].tid != s[k].tid)
 					continue;
 				print_report(&reports[i]);
-				CHECK(reports[i].len_ns >= threshold, "reported under the threshold");
-				CHECK(reports[i].exec_ns >= 0 &&
-					      (uint64_t)reports[i].exec_ns <= reports[i].len_ns + MS,
+				CHECK(reports[i].len_ns >= threshold,
+				      "reported under the threshold");
+				CHECK(reports[i].exec_ns >= 0 && (uint64_t)reports[i].exec_ns <=
+									 reports[i].len_ns + MS,
 				      "exec %lld ns of %llu", reports[i].exec_ns,
 				      reports[i].len_ns);
 				CHECK((uint64_t)reports[i].exec_ns < threshold + s[k].charged,
@@ -901,7 +902,8 @@ int main(void)
 		n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
 		REQUIRE(n > 0, "klogctl: %s", strerror(errno));
 		log[n] = 0;
-		snprintf(want, sizeof(want), "long slice: cpu 1 tid %d (csf-logged) class rt", s.tid);
+		snprintf(want, sizeof(want), "long slice: cpu 1 tid %d (csf-logged) class rt",
+			 s.tid);
 		printf("#   %.200s\n", strstr(log, want) ? strstr(log, want) : "(none)");
 		CHECK(strstr(log, want), "no kernel log line for tid %d", s.tid);
 		CHECK(!strstr(log, "(csf-quiet)"), "a line while slice_printk was off");
@@ -958,8 +960,8 @@ int main(void)
 		for (int i = 0; i < atomic_load(&nreports); i++)
 			ends += reports[i].cpu == 1 && !strcmp(reports[i].event, "end") &&
 				!strcmp(reports[i].class, "stop");
-		printf("#   %d stopper slices of CPU 1 ended over 1 ms (function tracer %s)\n", ends,
-		       ftrace ? "on" : "unavailable");
+		printf("#   %d stopper slices of CPU 1 ended over 1 ms (function tracer %s)\n",
+		       ends, ftrace ? "on" : "unavailable");
 		t_write_file(CPU1_ONLINE, "1");
 		REQUIRE(offline_ok, "cannot take CPU 1 offline: %s", strerror(errno));
 		CHECK_EQ(stuck, 0);
@@ -980,8 +982,9 @@ int main(void)
 			pid = fork();
 			if (pid == 0) {
 				t_pin(0);
-				_exit(system("insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 "
-					     "stop_ms=4 stop_n=150"));
+				_exit(system(
+					"insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 "
+					"stop_ms=4 stop_n=150"));
 			}
 			t_pin(0);
 			t_sleep_ns(30 * MS);

@@ -124,8 +124,9 @@ static const char *get(const struct field *f, int n, const char *key)
 
 static bool numeric(const char *key)
 {
-	static const char *const keys[] = { "seq",    "cpu",	 "tid",	    "tgid",    "rtprio", "nice",
-					    "start_ns", "len_ns", "waiting", "exec_ns", NULL };
+	static const char *const keys[] = { "seq",     "cpu",	  "tid",      "tgid",
+					    "rtprio",  "nice",	  "start_ns", "len_ns",
+					    "waiting", "exec_ns", NULL };
 
 	for (int i = 0; keys[i]; i++) {
 		if (!strcmp(keys[i], key))
@@ -169,7 +170,8 @@ static void print_text(struct field *f, int n)
 		snprintf(prio, sizeof(prio), "%s nice %s", policy, get(f, n, "nice"));
 	/* The task's own execution time over the slice (kernels' lines from before it: none). */
 	if (*exec_ns && *exec_ns != '-')
-		snprintf(exec, sizeof(exec), " (executing %.3f ms)", strtoull(exec_ns, NULL, 10) / 1e6);
+		snprintf(exec, sizeof(exec), " (executing %.3f ms)",
+			 strtoull(exec_ns, NULL, 10) / 1e6);
 	printf("cpu %s tid %s tgid %s (%s) class %s, %s: %s %.3f ms%s%s; %s waiting; began at %.6f s\n",
 	       get(f, n, "cpu"), get(f, n, "tid"), get(f, n, "tgid"),
 	       unescape((char *)get(f, n, "comm")), get(f, n, "class"), prio,
