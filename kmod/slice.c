@@ -23,6 +23,7 @@
 #include <linux/atomic.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/uaccess.h>
 #include <linux/module.h>
@@ -46,6 +47,13 @@
 #define CSF_SLICE_MAX_US 60000000 /* 60 s */
 #define CSF_NMI_WAIT_NS (50 * NSEC_PER_MSEC) /* how long a watcher waits for an NMI's stack */
 #define CSF_NMI_POLL_NS (1 * NSEC_PER_MSEC)
+/*
+ * How long an NMI the watch sent may still be in flight: until then an NMI that nobody asked
+ * for is taken as that one (not an unknown NMI), and switching the watch off waits for it.
+ * One that never comes (its CPU went offline) stops making other NMIs ours after this.
+ */
+#define CSF_NMI_FLIGHT_NS (1000 * NSEC_PER_MSEC)
+#define CSF_NMI_GONE BIT_ULL(63) /* nmi_done: the slice asked for had ended: no stack */
 
 unsigned int slice_warn_us; /* 0: the watch is off */
 u64 csf_slice_long_cyc; /* slice_warn_us in cycles, for thread.c's nr_long_oncpu */
@@ -59,12 +67,15 @@ struct csf_slice {
 	int rtprio, nice;
 	u32 policy;
 	u8 class;
+	u64 sum_exec; /* the task's se.sum_exec_runtime: at the slice's start, or as of now */
 };
 
 /* A report a watcher has claimed and waits to finish (its NMI stack). */
 struct csf_pending {
 	bool busy;
 	int cpu; /* whose stack */
+	u64 id; /* of which of its slices */
+	u64 sum_start; /* the slice's task's sum_exec_runtime when it began */
 	u64 asked_ns;
 	struct csf_slice_report r;
 };
@@ -74,9 +85,14 @@ struct csf_slice_cpu {
 	struct csf_slice slice;
 	/* (slice id << 8) | reports made: the watchers claim each report with a cmpxchg. */
 	atomic64_t claim;
-	/* An NMI's answer: a watcher sets want, this CPU's NMI fills stack and sets done. */
-	atomic_t nmi_want, nmi_done;
+	/*
+	 * An NMI's answer: a watcher sets want to the id of the slice it claimed, this CPU's NMI
+	 * takes the request, fills stack and sets done to that id, or to id | CSF_NMI_GONE when
+	 * the CPU runs another slice by then (its stack would be another task's).
+	 */
+	atomic64_t nmi_want, nmi_done;
 	atomic_t nmi_sent; /* NMIs watchers sent this CPU */
+	u64 nmi_sent_ns; /* when the last was sent, ktime_get_mono_fast_ns() */
 	int nmi_seen; /* of those, how many this CPU took (its NMI handler's own count) */
 	struct csf_stack nmi_stack;
 	struct csf_slice nmi_sched; /* the interrupted task's pid and scheduling, as of the NMI */
@@ -159,37 +175,64 @@ static void csf_sched_of(struct csf_slice *s, struct task_struct *p)
 	s->nice = task_nice(p);
 	s->policy = p->policy;
 	s->class = csf_class_of(p->sched_class);
+	s->sum_exec = p->se.sum_exec_runtime; /* as of its last update_curr() */
+}
+
+/* An NMI sent to sc's CPU lately that it has not taken yet. */
+static bool csf_nmi_in_flight(struct csf_slice_cpu *sc)
+{
+	int sent = atomic_read(&sc->nmi_sent);
+
+	smp_rmb(); /* nmi_sent_ns is written before nmi_sent is counted */
+	return sent != READ_ONCE(sc->nmi_seen) &&
+	       ktime_get_mono_fast_ns() - READ_ONCE(sc->nmi_sent_ns) < CSF_NMI_FLIGHT_NS;
 }
 
 /* A watcher on another CPU asked for this CPU's stack (and its task's scheduling). */
 static int csf_slice_nmi(unsigned int type, struct pt_regs *regs)
 {
 	struct csf_slice_cpu *sc = this_cpu_ptr(&csf_slice_cpus);
-	int sent = atomic_read(&sc->nmi_sent);
+	s64 want = atomic64_read(&sc->nmi_want);
+	unsigned int seq;
 
 	/*
-	 * Ours: asked for, or sent and not yet taken (one that arrives after its watcher gave up
-	 * must not be an unknown NMI either).
+	 * Ours: asked for, or sent lately and not yet taken (one that arrives after its watcher
+	 * gave up must not be an unknown NMI either; one that never came must not make another
+	 * NMI, a BMC's crash dump say, ours for ever).
 	 */
-	if (sent == sc->nmi_seen && !atomic_read(&sc->nmi_want))
+	if (!want && !csf_nmi_in_flight(sc))
 		return NMI_DONE;
-	sc->nmi_seen = sent;
-	if (!atomic_read(&sc->nmi_want))
+	WRITE_ONCE(sc->nmi_seen, atomic_read(&sc->nmi_sent));
+	if (!want || !atomic64_try_cmpxchg(&sc->nmi_want, &want, 0))
 		return NMI_HANDLED;
+	/*
+	 * The stack is the asked slice's only if this CPU still runs it: the watcher claimed it
+	 * some time ago. The NMI may have interrupted this CPU's own switch probe mid-write (an
+	 * odd count): the slice is changing then.
+	 */
+	seq = raw_read_seqcount(&sc->seq);
+	if ((seq & 1) || sc->slice.id != (u64)want) {
+		atomic64_set_release(&sc->nmi_done, want | CSF_NMI_GONE);
+		return NMI_HANDLED;
+	}
 	csf_sched_of(&sc->nmi_sched, current);
 	csf_stack_save(&sc->nmi_stack, regs);
-	atomic_set(&sc->nmi_want, 0);
-	atomic_set_release(&sc->nmi_done, 1);
+	atomic64_set_release(&sc->nmi_done, want);
 	return NMI_HANDLED;
 }
 
 /* ---- The switch ---- */
 
-/* Scheduling as the holder of the task saw it just now, if it is the slice's task. */
-static void csf_fill_sched(struct csf_slice_report *r, const struct csf_slice *now)
+/*
+ * Scheduling as the holder of the task saw it just now, if it is the slice's task, and the
+ * task's execution time since sum_start (its sum_exec_runtime when the slice began).
+ */
+static void csf_fill_sched(struct csf_slice_report *r, const struct csf_slice *now, u64 sum_start)
 {
 	if (now->pid != r->pid)
 		return;
+	if (now->sum_exec >= sum_start)
+		r->exec_ns = now->sum_exec - sum_start;
 	memcpy(r->comm, now->comm, sizeof(r->comm));
 	r->rtprio = now->rtprio;
 	r->nice = now->nice;
@@ -214,6 +257,7 @@ static void csf_fill_report(struct csf_slice_report *r, const struct csf_slice *
 	r->stack_via = CSF_STACK_NONE;
 	r->stack.nr = 0;
 	r->stack.user = 0;
+	r->exec_ns = -1;
 }
 
 /*
@@ -235,7 +279,7 @@ static void csf_switch_probe(void *data, bool preempt, struct task_struct *prev,
 
 		csf_fill_report(&r, s, smp_processor_id(), len, CSF_SLICE_END);
 		csf_sched_of(&now, prev);
-		csf_fill_sched(&r, &now);
+		csf_fill_sched(&r, &now, s->sum_exec);
 		/* Waiting besides prev, which the count still holds if it was preempted. */
 		r.waiting = nr < 0 ? -1 : nr - (preempt || prev_state == TASK_RUNNING);
 		csf_report(&r);
@@ -251,6 +295,7 @@ static void csf_switch_probe(void *data, bool preempt, struct task_struct *prev,
 	s->nice = task_nice(next);
 	s->policy = next->policy;
 	s->class = csf_class_of(next->sched_class);
+	s->sum_exec = next->se.sum_exec_runtime;
 	raw_write_seqcount_end(&sc->seq);
 	atomic64_set(&sc->claim, s->id << 8);
 }
@@ -302,13 +347,14 @@ static bool csf_claim(int cpu, u64 now, u64 extra, struct csf_slice *out, u64 *l
 static void csf_finish_pending(struct csf_slice_cpu *me)
 {
 	struct csf_slice_cpu *them = per_cpu_ptr(&csf_slice_cpus, me->pending.cpu);
+	s64 id = me->pending.id;
 
-	if (atomic_read_acquire(&them->nmi_done)) {
+	if (atomic64_read_acquire(&them->nmi_done) == id) {
 		me->pending.r.stack = them->nmi_stack;
 		me->pending.r.stack_via = CSF_STACK_NMI;
-		csf_fill_sched(&me->pending.r, &them->nmi_sched);
+		csf_fill_sched(&me->pending.r, &them->nmi_sched, me->pending.sum_start);
 	} else {
-		atomic_set(&them->nmi_want, 0);
+		atomic64_try_cmpxchg(&them->nmi_want, &id, 0); /* no answer will be waited for */
 		me->pending.r.stack_via = CSF_STACK_LOST;
 	}
 	csf_report(&me->pending.r);
@@ -320,11 +366,13 @@ static enum hrtimer_restart csf_follow(struct hrtimer *t)
 {
 	struct csf_slice_cpu *me = this_cpu_ptr(&csf_slice_cpus);
 	struct csf_slice_cpu *them;
+	u64 done;
 
 	if (!me->pending.busy)
 		return HRTIMER_NORESTART;
 	them = per_cpu_ptr(&csf_slice_cpus, me->pending.cpu);
-	if (!atomic_read_acquire(&them->nmi_done) &&
+	done = atomic64_read_acquire(&them->nmi_done);
+	if ((done & ~CSF_NMI_GONE) != me->pending.id &&
 	    local_clock() - me->pending.asked_ns < CSF_NMI_WAIT_NS) {
 		hrtimer_forward_now(t, ns_to_ktime(CSF_NMI_POLL_NS));
 		return HRTIMER_RESTART;
@@ -344,7 +392,7 @@ static void csf_check_self(struct csf_slice_cpu *me, int cpu, u64 now)
 		return;
 	csf_fill_report(&r, &s, cpu, len, CSF_SLICE_RUNNING);
 	csf_sched_of(&cur, current); /* the task this interrupt interrupted */
-	csf_fill_sched(&r, &cur);
+	csf_fill_sched(&r, &cur, s.sum_exec);
 	nr = csf_nr_running(cpu);
 	r.waiting = nr < 0 ? -1 : nr - 1;
 	/* The timer interrupted the slice's own task: its registers are the task's. */
@@ -366,10 +414,18 @@ static void csf_check_neighbour(struct csf_slice_cpu *me, int cpu, u64 now, u64 
 	nr = csf_nr_running(cpu);
 	me->pending.r.waiting = nr < 0 ? -1 : nr - 1;
 	me->pending.cpu = cpu;
+	me->pending.id = s.id;
+	me->pending.sum_start = s.sum_exec;
 	me->pending.asked_ns = now;
+	/* Another watcher's request not yet answered (hotplug changed neighbours): no stack. */
+	if (atomic64_cmpxchg(&them->nmi_want, 0, s.id)) {
+		me->pending.r.stack_via = CSF_STACK_LOST;
+		csf_report(&me->pending.r);
+		return;
+	}
 	me->pending.busy = true;
-	atomic_set(&them->nmi_done, 0);
-	atomic_set(&them->nmi_want, 1);
+	WRITE_ONCE(them->nmi_sent_ns, ktime_get_mono_fast_ns());
+	smp_wmb(); /* csf_nmi_in_flight() */
 	atomic_inc(&them->nmi_sent);
 	apic->send_IPI(cpu, NMI_VECTOR);
 	hrtimer_start(&me->follow, ns_to_ktime(CSF_NMI_POLL_NS), HRTIMER_MODE_REL_PINNED_HARD);
@@ -382,6 +438,7 @@ static enum hrtimer_restart csf_tick(struct hrtimer *t)
 	u64 now = local_clock(), period = csf_watch_period_ns();
 
 	csf_check_self(me, cpu, now);
+	csf_slices_tick();
 	next = cpumask_next(cpu, cpu_online_mask);
 	if (next >= nr_cpu_ids)
 		next = cpumask_first(cpu_online_mask);
@@ -424,8 +481,8 @@ static void csf_slice_reset_cpus(void)
 		/* Until its next switch, a CPU's slice is unknown: treated as idle. */
 		sc->slice.class = CSF_CLASS_IDLE;
 		atomic64_set(&sc->claim, sc->slice.id << 8);
-		atomic_set(&sc->nmi_want, 0);
-		atomic_set(&sc->nmi_done, 0);
+		atomic64_set(&sc->nmi_want, 0);
+		atomic64_set(&sc->nmi_done, 0);
 		sc->pending.busy = false;
 	}
 }
@@ -468,10 +525,19 @@ out_nmi:
 
 static void csf_slice_stop(void)
 {
-	cpuhp_remove_state(csf_slice_hp); /* every CPU's timers cancelled */
+	int cpu;
+
+	cpuhp_remove_state(csf_slice_hp); /* every CPU's timers cancelled: no more NMIs sent */
 	csf_rq_stop();
 	tracepoint_probe_unregister(csf_switch_tp, csf_switch_probe, NULL);
 	tracepoint_synchronize_unregister();
+	/*
+	 * An NMI still in flight when the handler goes would be an unknown NMI (a panic with
+	 * unknown_nmi_panic): wait for those sent to arrive, or to be given up for lost.
+	 */
+	for_each_possible_cpu(cpu)
+		while (csf_nmi_in_flight(per_cpu_ptr(&csf_slice_cpus, cpu)))
+			usleep_range(1000, 2000);
 	unregister_nmi_handler(NMI_LOCAL, "csf_slice"); /* waits for a running handler */
 	csf_slices_sync();
 }

@@ -26,7 +26,8 @@ enum csf_stack_via {
 	CSF_STACK_NONE, /* the end of a slice: nothing to unwind any more */
 	CSF_STACK_IRQ, /* the watch's timer interrupted the task on its own CPU */
 	CSF_STACK_NMI, /* an NMI, for a CPU that took no timer interrupt */
-	CSF_STACK_LOST, /* the NMI did not answer in time */
+	/* No stack of that slice: the NMI did not answer in time, or came after a switch. */
+	CSF_STACK_LOST,
 };
 
 enum csf_slice_event {
@@ -56,6 +57,7 @@ struct csf_slice_report {
 	u8 event; /* enum csf_slice_event */
 	u8 stack_via; /* enum csf_stack_via */
 	struct csf_stack stack;
+	s64 exec_ns; /* the task's own execution time in the slice (sum_exec_runtime); -1 unknown */
 };
 
 struct tracepoint;
@@ -64,6 +66,7 @@ struct sched_class;
 /* slices.c: the ring of reports, its file and trace events */
 void csf_report(struct csf_slice_report *r);
 void csf_slices_sync(void);
+void csf_slices_tick(void); /* on an online CPU, from the watch's timer */
 
 /* sched-learn.c */
 int csf_learn_sched(struct tracepoint *nr_running_tp); /* once; may sleep */

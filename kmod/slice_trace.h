@@ -43,6 +43,7 @@ DECLARE_EVENT_CLASS(csf_slice_class,
 		__field(int, waiting)
 		__field(u8, user)
 		__dynamic_array(unsigned long, stack, r->stack.nr)
+		__field(s64, exec_ns)
 	),
 
 	TP_fast_assign(
@@ -59,15 +60,17 @@ DECLARE_EVENT_CLASS(csf_slice_class,
 		__entry->waiting = r->waiting;
 		__entry->user = r->stack.user;
 		memcpy(__get_dynamic_array(stack), r->stack.ip, r->stack.nr * sizeof(unsigned long));
+		__entry->exec_ns = r->exec_ns;
 	),
 
-	TP_printk("cpu=%u tid=%d tgid=%d comm=%s class=%s policy=%u rtprio=%d nice=%d start_ns=%llu len_ns=%llu waiting=%d user=%u stack=%s",
+	TP_printk("cpu=%u tid=%d tgid=%d comm=%s class=%s policy=%u rtprio=%d nice=%d start_ns=%llu len_ns=%llu waiting=%d user=%u stack=%s exec_ns=%lld",
 		  __entry->cpu, __entry->pid, __entry->tgid, __entry->comm,
 		  csf_show_class(__entry->class), __entry->policy, __entry->rtprio, __entry->nice,
 		  __entry->start_ns, __entry->len_ns, __entry->waiting, __entry->user,
 		  __print_array(__get_dynamic_array(stack),
 				__get_dynamic_array_len(stack) / sizeof(unsigned long),
-				sizeof(unsigned long)))
+				sizeof(unsigned long)),
+		  __entry->exec_ns)
 );
 
 DEFINE_EVENT(csf_slice_class, csf_slice,

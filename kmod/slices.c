@@ -10,7 +10,10 @@
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/kallsyms.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/ratelimit.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -35,13 +38,86 @@ static struct {
 
 static DECLARE_WAIT_QUEUE_HEAD(csf_ring_wq);
 
+static bool slice_printk;
+module_param(slice_printk, bool, 0644);
+MODULE_PARM_DESC(slice_printk, "log a line per long-slice report (rate-limited; default off)");
+
+static const char *const csf_class_names[] = { "unknown", "stop", "deadline", "rt",
+					       "fair",	  "ext",  "idle" };
+static int csf_escape(char *buf, size_t len, const char *s, size_t n);
+
+/*
+ * The kernel log's lines for the reports made since the last call, if asked for: from the
+ * irq_work, not where the report is made, as the switch probe holds the runqueue lock, where
+ * printk() could deadlock waking a console's waiter.
+ */
+static void csf_ring_printk(void)
+{
+	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
+	static atomic_t busy = ATOMIC_INIT(0); /* the work can run on two CPUs at once */
+	static u64 pos; /* the next report to log */
+	char comm[4 * TASK_COMM_LEN + 1];
+	struct csf_slice_report r;
+	unsigned long flags;
+	bool any;
+
+	if (atomic_xchg(&busy, 1))
+		return;
+	for (int i = 0; i < CSF_RING; i++) {
+		raw_spin_lock_irqsave(&csf_ring.lock, flags);
+		if (csf_ring.head > CSF_RING && pos < csf_ring.head - CSF_RING)
+			pos = csf_ring.head - CSF_RING;
+		any = pos < csf_ring.head;
+		if (any)
+			r = csf_ring.rec[pos++ % CSF_RING];
+		raw_spin_unlock_irqrestore(&csf_ring.lock, flags);
+		if (!any)
+			break;
+		if (!READ_ONCE(slice_printk) || !__ratelimit(&rs))
+			continue;
+		csf_escape(comm, sizeof(comm), r.comm, sizeof(r.comm));
+		pr_info("long slice: cpu %u tid %d (%s) class %s %s %llu.%03llu ms, exec %lld us\n",
+			r.cpu, r.pid, comm, csf_class_names[r.class],
+			r.event == CSF_SLICE_END ? "ended after" : "running for",
+			r.len_ns / NSEC_PER_MSEC, r.len_ns % NSEC_PER_MSEC / NSEC_PER_USEC,
+			r.exec_ns < 0 ? -1 : r.exec_ns / NSEC_PER_USEC);
+	}
+	atomic_set_release(&busy, 0);
+}
+
 /* Readers are woken from an irq_work: the probe holds the runqueue lock, where no wakeup may. */
 static void csf_ring_wake(struct irq_work *work)
 {
 	wake_up_interruptible(&csf_ring_wq);
+	csf_ring_printk();
 }
 
 static struct irq_work csf_ring_work = IRQ_WORK_INIT(csf_ring_wake);
+static bool csf_ring_owed; /* a wakeup a CPU going offline left to an online one */
+
+/*
+ * Wake the readers. A CPU going offline has flushed its irq_work already and would not take the
+ * interrupt irq_work_queue() raises: the work would stay pending there, no reader would be woken
+ * again and irq_work_sync() would wait for ever. Such a CPU leaves the wakeup to the next online
+ * CPU's watch timer (csf_slices_tick()), or to csf_slices_sync(). Preemption off: the CPU cannot
+ * go offline between the check and the queueing (its stopper takes it down).
+ */
+static void csf_ring_kick(void)
+{
+	preempt_disable();
+	if (cpu_online(smp_processor_id()))
+		irq_work_queue(&csf_ring_work); /* already pending: that wakeup serves this one */
+	else
+		WRITE_ONCE(csf_ring_owed, true);
+	preempt_enable();
+}
+
+/* From the watch's timer on an online CPU. */
+void csf_slices_tick(void)
+{
+	if (READ_ONCE(csf_ring_owed) && xchg(&csf_ring_owed, false))
+		irq_work_queue(&csf_ring_work);
+}
 
 /* Any context but NMI: the switch probe, hard timers, a CPU going offline. */
 void csf_report(struct csf_slice_report *r)
@@ -57,18 +133,21 @@ void csf_report(struct csf_slice_report *r)
 		trace_csf_slice_end(r);
 	else
 		trace_csf_slice(r);
-	irq_work_queue(&csf_ring_work); /* already pending: that wakeup serves this one too */
+	csf_ring_kick();
 }
 
 /* No wakeup may be left pending once the watch is off. */
 void csf_slices_sync(void)
 {
 	irq_work_sync(&csf_ring_work);
+	if (xchg(&csf_ring_owed, false))
+		csf_ring_wake(NULL);
 }
 
 /* ---- The file ---- */
 
 struct csf_slices_reader {
+	struct mutex lock; /* read(), pread() and preadv() of one open file, one at a time */
 	u64 pos; /* the next report to read */
 	u64 lost; /* reports overwritten before this reader read them, not yet said */
 	char line[2048];
@@ -84,6 +163,7 @@ static int csf_slices_open(struct inode *inode, struct file *file)
 	rd = kzalloc(sizeof(*rd), GFP_KERNEL_ACCOUNT);
 	if (!rd)
 		return -ENOMEM;
+	mutex_init(&rd->lock);
 	raw_spin_lock_irqsave(&csf_ring.lock, flags);
 	rd->pos = csf_ring.head > CSF_RING ? csf_ring.head - CSF_RING : 0; /* what the ring holds */
 	raw_spin_unlock_irqrestore(&csf_ring.lock, flags);
@@ -93,7 +173,10 @@ static int csf_slices_open(struct inode *inode, struct file *file)
 
 static int csf_slices_release(struct inode *inode, struct file *file)
 {
-	kfree(file->private_data);
+	struct csf_slices_reader *rd = file->private_data;
+
+	mutex_destroy(&rd->lock);
+	kfree(rd);
 	return 0;
 }
 
@@ -123,8 +206,6 @@ static const char *const csf_policy_names[] = { "normal", "fifo", "rr",	      "b
 
 static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 {
-	static const char *const classes[] = { "unknown", "stop", "deadline", "rt",
-					       "fair",	  "ext",  "idle" };
 	static const char *const vias[] = { "none", "irq", "nmi", "lost" };
 	char comm[4 * TASK_COMM_LEN + 1] = "", frame[KSYM_SYMBOL_LEN];
 	int w, i;
@@ -132,7 +213,7 @@ static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 	csf_escape(comm, sizeof(comm), r->comm, sizeof(r->comm));
 	w = scnprintf(buf, len, "seq=%llu event=%s cpu=%u tid=%d tgid=%d comm=%s class=%s ", r->seq,
 		      r->event == CSF_SLICE_END ? "end" : "running", r->cpu, r->pid, r->tgid, comm,
-		      classes[r->class]);
+		      csf_class_names[r->class]);
 	w += scnprintf(buf + w, len - w, "policy=%s rtprio=%d nice=%d ",
 		       r->policy < ARRAY_SIZE(csf_policy_names) ? csf_policy_names[r->policy] : "?",
 		       r->rtprio, r->nice);
@@ -150,11 +231,11 @@ static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 	}
 	if (!r->stack.nr)
 		w += scnprintf(buf + w, len - w, "-");
-	w += scnprintf(buf + w, len - w, "\n");
+	w += scnprintf(buf + w, len - w, " exec_ns=%lld\n", r->exec_ns);
 	return w;
 }
 
-static ssize_t csf_slices_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
+static ssize_t csf_slices_read_locked(struct file *file, char __user *ubuf, size_t count)
 {
 	struct csf_slices_reader *rd = file->private_data;
 	struct csf_slice_report r;
@@ -163,12 +244,6 @@ static ssize_t csf_slices_read(struct file *file, char __user *ubuf, size_t coun
 	bool lost;
 	int n;
 
-	if (!csf_slices_ready(rd)) {
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		if (wait_event_interruptible(csf_ring_wq, csf_slices_ready(rd)))
-			return -ERESTARTSYS;
-	}
 	while (count > done) {
 		raw_spin_lock_irqsave(&csf_ring.lock, flags);
 		if (csf_ring.head > CSF_RING && rd->pos < csf_ring.head - CSF_RING) {
@@ -203,6 +278,28 @@ static ssize_t csf_slices_read(struct file *file, char __user *ubuf, size_t coun
 		cond_resched(); /* symbolizing stacks adds up: be no long slice of our own */
 	}
 	return done;
+}
+
+static ssize_t csf_slices_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct csf_slices_reader *rd = file->private_data;
+	ssize_t done;
+
+	for (;;) {
+		if (!csf_slices_ready(rd)) {
+			if (file->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			if (wait_event_interruptible(csf_ring_wq, csf_slices_ready(rd)))
+				return -ERESTARTSYS;
+		}
+		if (mutex_lock_interruptible(&rd->lock))
+			return -ERESTARTSYS;
+		done = csf_slices_read_locked(file, ubuf, count);
+		mutex_unlock(&rd->lock);
+		/* Another read of this file took what woke this one: wait again. */
+		if (done || (file->f_flags & O_NONBLOCK))
+			return done ? done : -EAGAIN;
+	}
 }
 
 static __poll_t csf_slices_poll(struct file *file, poll_table *wait)

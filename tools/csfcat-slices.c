@@ -124,8 +124,9 @@ static const char *get(const struct field *f, int n, const char *key)
 
 static bool numeric(const char *key)
 {
-	static const char *const keys[] = { "seq",  "cpu",	"tid",	  "tgid",    "rtprio",
-					    "nice", "start_ns", "len_ns", "waiting", NULL };
+	static const char *const keys[] = { "seq",     "cpu",	  "tid",      "tgid",
+					    "rtprio",  "nice",	  "start_ns", "len_ns",
+					    "waiting", "exec_ns", NULL };
 
 	for (int i = 0; keys[i]; i++) {
 		if (!strcmp(keys[i], key))
@@ -158,8 +159,8 @@ static void print_text(struct field *f, int n)
 {
 	char *stack = (char *)get(f, n, "stack");
 	bool end = !strcmp(get(f, n, "event"), "end");
-	const char *policy = get(f, n, "policy");
-	char prio[32];
+	const char *policy = get(f, n, "policy"), *exec_ns = get(f, n, "exec_ns");
+	char prio[32], exec[48] = "";
 
 	if (!strcmp(policy, "fifo") || !strcmp(policy, "rr"))
 		snprintf(prio, sizeof(prio), "%s/%s", policy, get(f, n, "rtprio"));
@@ -167,11 +168,15 @@ static void print_text(struct field *f, int n)
 		snprintf(prio, sizeof(prio), "%s", policy);
 	else
 		snprintf(prio, sizeof(prio), "%s nice %s", policy, get(f, n, "nice"));
-	printf("cpu %s tid %s tgid %s (%s) class %s, %s: %s %.3f ms%s; %s waiting; began at %.6f s\n",
+	/* The task's own execution time over the slice (kernels' lines from before it: none). */
+	if (*exec_ns && *exec_ns != '-')
+		snprintf(exec, sizeof(exec), " (executing %.3f ms)",
+			 strtoull(exec_ns, NULL, 10) / 1e6);
+	printf("cpu %s tid %s tgid %s (%s) class %s, %s: %s %.3f ms%s%s; %s waiting; began at %.6f s\n",
 	       get(f, n, "cpu"), get(f, n, "tid"), get(f, n, "tgid"),
 	       unescape((char *)get(f, n, "comm")), get(f, n, "class"), prio,
 	       end ? "slice ended after" : "on the CPU for",
-	       strtoull(get(f, n, "len_ns"), NULL, 10) / 1e6, end ? "" : ", still running",
+	       strtoull(get(f, n, "len_ns"), NULL, 10) / 1e6, exec, end ? "" : ", still running",
 	       get(f, n, "waiting"), strtoull(get(f, n, "start_ns"), NULL, 10) / 1e9);
 	if (strcmp(stack, "-") != 0 && *stack) {
 		printf("    stack (%s):", get(f, n, "stack_via"));

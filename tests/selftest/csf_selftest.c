@@ -39,11 +39,13 @@ static char *action = "none";
 module_param(action, charp, 0444);
 MODULE_PARM_DESC(action, "none|warn|panic|occupy|stopper|irqoff|a bug (see the source)");
 
-static unsigned int stop_cpu = 1, stop_ms = 200;
+static unsigned int stop_cpu = 1, stop_ms = 200, stop_n = 1;
 module_param(stop_cpu, uint, 0444);
 MODULE_PARM_DESC(stop_cpu, "stopper: the CPU to stop");
 module_param(stop_ms, uint, 0444);
 MODULE_PARM_DESC(stop_ms, "stopper: how long the callback spins, ms");
+module_param(stop_n, uint, 0444);
+MODULE_PARM_DESC(stop_n, "stopper: how many times, one after the other (up to 1000)");
 
 /* In the stopper of stop_cpu, interrupts off: hold the CPU like a slow stop_machine() user. */
 static int csf_selftest_stopper(void *data)
@@ -189,14 +191,18 @@ static int __init csf_selftest_init(void)
 		}
 		occupied = true;
 	} else if (!strcmp(action, "stopper")) {
-		if (stop_ms > 5000)
+		if (stop_ms > 5000 || stop_n > 1000)
 			return -EINVAL;
-		cpus_read_lock();
-		err = cpu_online(stop_cpu) ?
-			      stop_core_cpuslocked(stop_cpu, csf_selftest_stopper, NULL) :
-			      -ENODEV;
-		cpus_read_unlock();
-		return err;
+		for (unsigned int i = 0; i < stop_n; i++) {
+			cpus_read_lock();
+			err = cpu_online(stop_cpu) ?
+				      stop_core_cpuslocked(stop_cpu, csf_selftest_stopper, NULL) :
+				      -ENODEV;
+			cpus_read_unlock();
+			if (err)
+				return err;
+		}
+		return 0;
 	} else if (!strcmp(action, "irqoff")) {
 		if (irq_ms > 100 || irq_cpu >= nr_cpu_ids || !cpu_online(irq_cpu))
 			return -EINVAL;
