@@ -22,13 +22,15 @@ static inline bool t_preempt_rt(void)
 /*
  * A report's waiting count, n tasks known to wait behind the slice: the module reads it from
  * the runqueue at the offset BTF gives, so it is -1 where the kernel has no BTF (the debug
- * suite's), n where it has, or more on PREEMPT_RT.
+ * suite's), n where it has, or more on PREEMPT_RT (its interrupt threads). One more is allowed
+ * elsewhere: a per-CPU kworker (vmstat's, every second) woken on that CPU during the spin waits
+ * too, and was seen once in a 7.3 guest.
  */
 static inline bool t_waiting_ok(int waiting, int n)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return waiting == -1;
-	return t_preempt_rt() ? waiting >= n : waiting == n;
+	return t_preempt_rt() ? waiting >= n : waiting == n || waiting == n + 1;
 }
 
 #endif /* CSF_TESTS_TSLICE_H */
