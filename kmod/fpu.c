@@ -887,8 +887,8 @@ static int csf_fpu_probe_overhead(struct csf_fpu_calib *c, u32 *buf, u32 n,
 				  struct csf_fpu_stats *st, bool *ftrace)
 {
 	/* each user its own function; called through a pointer read once, not known to be it */
-	void (*fn)(void *) = c == &csf_fpu_check_calib ? READ_ONCE(csf_fpu_check_empty_fn) :
-							 READ_ONCE(csf_fpu_empty_fn);
+	void (*fn)(void *arg) = c == &csf_fpu_check_calib ? READ_ONCE(csf_fpu_check_empty_fn) :
+							    READ_ONCE(csf_fpu_empty_fn);
 	unsigned long flags;
 	u32 i;
 	int err;

@@ -1068,7 +1068,7 @@ int main(void)
 		close(perf_go[0]);
 		close(perf_ready[1]);
 		if (read(perf_ready[0], &c, 1) == 1)
-			self = c;
+			self = (unsigned char)c;
 		printf("#   on itself, exclude_kernel: %s\n", self ? strerror(self) : "opened");
 		CHECK(live_state("xsave", "off") && !probed("save_fpregs_to_fpstate"),
 		      "armed for nobody: %s%s", read_file(LIVE), read_file(KPROBES));
