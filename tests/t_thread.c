@@ -87,7 +87,8 @@ static void *spin_pinned(void *arg)
  * real-time hog holds its CPU waits at least hold_ns there, by construction.
  */
 struct runq_hold {
-	int phase; /* 1: the hog holds CPU 1; 2: the sleeper has been woken */
+	int phase; /* 0: the waker is on CPU 0; 1: the hog holds CPU 1; 2: the sleeper is woken */
+	int waker_on_cpu0;
 	int fd;
 	uint64_t hold_ns;
 };
@@ -115,6 +116,7 @@ static void *runq_waker(void *arg)
 	char c = 0;
 
 	t_pin(0);
+	__atomic_store_n(&h->waker_on_cpu0, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&h->phase, __ATOMIC_SEQ_CST) < 1)
 		t_sleep_ns(MS);
 	if (write(h->fd, &c, 1) != 1)
@@ -256,8 +258,14 @@ int main(void)
 		h.fd = p[1];
 		t_pin(1);
 		snap_hist(&a, &ha);
-		/* The waker first: once the hog runs, this thread may not run again until it ends. */
+		/*
+		 * The waker first, and on CPU 0 before the hog starts: created on CPU 1 (this
+		 * thread's), it could not leave it behind the hog, which would hold CPU 1 until RT
+		 * throttling stopped it (seen on 6.1).
+		 */
 		pthread_create(&wk, NULL, runq_waker, &h);
+		while (!__atomic_load_n(&h.waker_on_cpu0, __ATOMIC_SEQ_CST))
+			t_sleep_ns(MS);
 		pthread_create(&hog, NULL, runq_hog, &h);
 		/* Blocked here, or preempted by the hog before: either way runnable behind it. */
 		CHECK(read(p[0], &c, 1) == 1, "read");
