@@ -64,7 +64,12 @@ struct tracepoint;
 struct sched_class;
 
 /* slices.c: the ring of reports, its file and trace events */
+struct trace_seq;
+
 void csf_report(struct csf_slice_report *r);
+/* The trace events' text form of a report's stack: symbols, no addresses. */
+const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsigned int n,
+			    bool user);
 void csf_slices_sync(void);
 void csf_slices_tick(void); /* on an online CPU, from the watch's timer */
 

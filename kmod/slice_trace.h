@@ -2,8 +2,10 @@
 /*
  * coarse_stat_fs: trace events of the long-slice watch, in tracefs under events/coarse_stat_fs/,
  * for perf, trace-cmd and bpftrace. csf_slice: a slice still running, at the threshold and at
- * 2x, 4x, ...; csf_slice_end: a slice over the threshold has ended. The stack is an array of
- * addresses (symbolize with /proc/kallsyms; the slices file shows symbols).
+ * 2x, 4x, ...; csf_slice_end: a slice over the threshold has ended. The stack field is an array
+ * of addresses, for readers of the raw record (perf and BPF, which need CAP_PERFMON for it). The
+ * text form (tracefs's trace files, which root may share with a group) shows only symbols, as
+ * the slices file does, and no address: neither the kernel's (KASLR) nor another user's.
  */
 /* The layout is the TRACE_EVENT() macros', as in the kernel's own trace headers. */
 /* clang-format off */
@@ -67,9 +69,9 @@ DECLARE_EVENT_CLASS(csf_slice_class,
 		  __entry->cpu, __entry->pid, __entry->tgid, __entry->comm,
 		  csf_show_class(__entry->class), __entry->policy, __entry->rtprio, __entry->nice,
 		  __entry->start_ns, __entry->len_ns, __entry->waiting, __entry->user,
-		  __print_array(__get_dynamic_array(stack),
-				__get_dynamic_array_len(stack) / sizeof(unsigned long),
-				sizeof(unsigned long)),
+		  csf_trace_stack(p, __get_dynamic_array(stack),
+				  __get_dynamic_array_len(stack) / sizeof(unsigned long),
+				  __entry->user),
 		  __entry->exec_ns)
 );
 

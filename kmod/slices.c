@@ -204,6 +204,30 @@ static int csf_escape(char *buf, size_t len, const char *s, size_t n)
 static const char *const csf_policy_names[] = { "normal", "fifo", "rr",	      "batch",
 						"iso",	  "idle", "deadline", "ext" };
 
+/*
+ * The trace events' text form of a stack (slice_trace.h): symbols only. A user-space frame shows
+ * as "user", an address no symbol covers (a module unloaded since) as "?": either would print
+ * an address that tracefs's readers, who may not read /proc/kallsyms, must not learn.
+ */
+const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsigned int n, bool user)
+{
+	const char *ret = trace_seq_buffer_ptr(p);
+	char frame[KSYM_SYMBOL_LEN];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (user)
+			strscpy(frame, "user", sizeof(frame));
+		else if (!sprint_symbol(frame, ip[i]) || !strncmp(frame, "0x", 2))
+			strscpy(frame, "?", sizeof(frame));
+		trace_seq_printf(p, "%s%s", i ? "," : "", frame);
+	}
+	if (!n)
+		trace_seq_putc(p, '-');
+	trace_seq_putc(p, 0);
+	return ret;
+}
+
 static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 {
 	static const char *const vias[] = { "none", "irq", "nmi", "lost" };

@@ -914,6 +914,63 @@ int main(void)
 		CHECK(!strstr(log, "(csf-quiet)"), "a line while slice_printk was off");
 	}
 
+	TEST("trace events: stacks as symbols in the text form, no kernel or user address") {
+		struct spinner s = { .cpu = 1,
+				     .policy = SCHED_FIFO,
+				     .prio = 20,
+				     .spin_ns = 120 * MS,
+				     .name = "csf-traced" };
+		static char trace[1 << 20];
+		const char *ev = TRACING "/events/coarse_stat_fs";
+		char path[128], *line, *save, *st;
+		int user = 0, kernel = 0, rc;
+		bool bad;
+		size_t n;
+		FILE *f;
+
+		t_write_file(TRACING "/trace", "");
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/%s/enable", ev,
+				 i ? "csf_slice_end" : "csf_slice");
+			REQUIRE(t_write_file(path, "1") == 0, "enable %s", path);
+		}
+		run_spinner(&s);
+		rc = system("insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 stop_ms=150");
+		t_sleep_ns(100 * MS);
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/%s/enable", ev,
+				 i ? "csf_slice_end" : "csf_slice");
+			t_write_file(path, "0");
+		}
+		/* Read while csf_selftest is loaded: its frames are symbolized as the text is made. */
+		f = fopen(TRACING "/trace", "r");
+		n = f ? fread(trace, 1, sizeof(trace) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		system("rmmod csf_selftest");
+		REQUIRE(rc == 0, "insmod csf_selftest action=stopper: status %d", rc);
+		REQUIRE(n > 0, "read trace: %s", strerror(errno));
+		trace[n] = 0;
+		for (line = strtok_r(trace, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (!strstr(line, " csf_slice") || !(st = strstr(line, " stack=")))
+				continue;
+			if (strstr(line, "comm=csf-traced ") && !strncmp(st, " stack=user", 11))
+				user++;
+			if (strstr(line, "comm=migration/1 ") && strstr(st, "csf_selftest_stopper"))
+				kernel++;
+			/* A frame is a symbol (func+0x1/0x2), "user" or "?", never an address. */
+			bad = strstr(st, "user:") != NULL;
+			for (const char *x = st; (x = strstr(x, "0x")); x += 2)
+				bad |= x[-1] != '+' && x[-1] != '/';
+			CHECK(!bad, "an address in the text form: %.300s", line);
+		}
+		printf("#   %d events of the user spinner, %d of the stopper with its symbol\n",
+		       user, kernel);
+		CHECK(user >= 1, "no event of the user spinner with a user stack");
+		CHECK(kernel >= 1, "no event of the stopper with csf_selftest_stopper");
+	}
+
 	TEST("CPU 1 going offline and back 8 times: readers still woken, the watch still switches off") {
 		struct pollfd pfd;
 		int ends = 0, stuck = 0;
