@@ -14,6 +14,7 @@
  *
  *	t_hotplug_watch [MODULE.ko]	(default /csf/coarse_stat_fs.ko)
  */
+#include "tk.h"
 #include "tslice.h"
 
 #include <limits.h>
@@ -54,7 +55,7 @@ static long read_long(const char *path)
 /* Unmount, unload (once the last references are gone), load and mount the module. */
 static int reload(const char *ko)
 {
-	int fd, r = -1;
+	int r = -1;
 
 	umount(CSF_MOUNT_POINT);
 	for (int i = 0; i < 50; i++) {
@@ -64,16 +65,7 @@ static int reload(const char *ko)
 		}
 		t_sleep_ns(100 * MS);
 	}
-	if (r)
-		return -1;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	r = (int)syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
-	if (r)
-		return -1;
-	return mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL);
+	return r ? -1 : tk_load_module(ko);
 }
 
 /* ---- A long slice on CPU 1 with WAITERS fair tasks waiting behind it ---- */

@@ -65,19 +65,6 @@ static void holder(int ready, int go)
 	_exit(0);
 }
 
-static int load(const char *ko)
-{
-	int fd = open(ko, O_RDONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = (int)syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
-	if (r)
-		return -1;
-	return mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL);
-}
-
 int main(int argc, char **argv)
 {
 	const char *ko = argc > 1 ? argv[1] : "/csf/" NAME ".ko";
@@ -131,8 +118,9 @@ int main(int argc, char **argv)
 				break;
 			REQUIRE(access("/sys/module/" NAME, F_OK) != 0, "round %d: still loaded",
 				r);
-			REQUIRE(load(ko) == 0, "round %d: cannot load and mount %s again: %s", r,
-				ko, strerror(errno));
+			REQUIRE(tk_load_module(ko) == 0,
+				"round %d: cannot load and mount %s again: %s", r, ko,
+				strerror(errno));
 			rounds++;
 		}
 		printf("FIGURE rmmod-race rounds %ld refused-while-held %ld refused-while-racing %ld "
@@ -141,7 +129,7 @@ int main(int argc, char **argv)
 	}
 	/* Whatever happened, leave the module loaded and mounted for what follows. */
 	if (access("/sys/module/" NAME, F_OK))
-		load(ko);
+		tk_load_module(ko);
 	else if (access(CSF_MOUNT_POINT "/" CSF_THREAD_FILE, F_OK))
 		mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL);
 	return t_done("t_rmrace");

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The kernel-log patterns (tests/klog-patterns), as tests/stage-guest.sh puts them in the guest. */
@@ -61,6 +62,20 @@ static inline bool tk_cpu_sum_ok(const struct csf_cpu_row *rows, int n)
 }
 
 /* Read a small file into buf (NUL-terminated); its length, or -1. */
+/* Load the module from the file ko and mount it (after a test unloaded it). */
+static inline int tk_load_module(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = (int)syscall(SYS_finit_module, fd, "", 0);
+	close(fd);
+	if (r)
+		return -1;
+	return mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL);
+}
+
 static inline ssize_t tk_read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
