@@ -183,6 +183,12 @@ static void small(struct bb *b, unsigned int unknown_kind)
 
 static uint8_t blob[8192];
 
+/* Lay b out with the 24-byte header into blob and ask the reader about it. */
+static struct answer ask_built(const struct bb *b)
+{
+	return ask(blob, bb_blob(b, blob, 24));
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "/sys/kernel/btf/vmlinux";
@@ -192,8 +198,7 @@ int main(int argc, char **argv)
 
 	TEST("a small blob, 24-byte header: offsets through a typedef and a qualifier") {
 		small(&b, 0);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK(right(&a), "err %d nr_running %u/%u cpu %u/%u sched_class %u", a.err,
 		      a.nr_off, a.nr_size, a.cpu_off, a.cpu_size, a.class_size);
 	}
@@ -253,15 +258,13 @@ int main(int argc, char **argv)
 		small(&b, 0);
 		/* A last struct claiming 1000 members, none there. */
 		bb_type(&b, "big", 4, 1000, 0, 8);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 	}
 
 	TEST("a kind the reader does not know, 24-byte header: unknown, not a guess") {
 		small(&b, 25);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EOPNOTSUPP);
 	}
 
@@ -285,8 +288,7 @@ int main(int argc, char **argv)
 		small(&b, 0);
 		bb_type(&b, "wide", 4, 0x10001, 0, 8);
 		bb_member(&b, "m", 1, 0);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 	}
 
@@ -321,8 +323,7 @@ int main(int argc, char **argv)
 		bb_type(&b, "rq", 4, 2, 1, 64); /* kind_flag: bitfield widths */
 		bb_member(&b, "nr_running", u32_id, 3u << 24 | 32);
 		bb_member(&b, "cpu", u32_id, 128);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 
 		bb_init(&b);
@@ -330,8 +331,7 @@ int main(int argc, char **argv)
 		bb_type(&b, "rq", 4, 2, 0, 64);
 		bb_member(&b, "nr_running", u32_id, 36);
 		bb_member(&b, "cpu", u32_id, 128);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 
 		bb_init(&b);
@@ -340,16 +340,14 @@ int main(int argc, char **argv)
 		bb_type(&b, "rq", 4, 2, 0, 64);
 		bb_member(&b, "nr_running", 2, 32); /* a pointer */
 		bb_member(&b, "cpu", u32_id, 128);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -ENOENT);
 
 		bb_init(&b);
 		u32_id = bb_int(&b, "unsigned int", 4);
 		bb_type(&b, "rq", 4, 1, 0, 64);
 		bb_member(&b, "cpu", u32_id, 128);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -ENOENT);
 	}
 
@@ -361,8 +359,7 @@ int main(int argc, char **argv)
 		bb_type(&b, "rq", 4, 2, 0, 8);
 		bb_member(&b, "nr_running", u32_id, 32);
 		bb_member(&b, "cpu", u32_id, 64); /* bytes 8 to 11 of 8 */
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 
 		bb_init(&b);
@@ -370,8 +367,7 @@ int main(int argc, char **argv)
 		bb_type(&b, "rq", 4, 2, 0, 64);
 		bb_member(&b, "nr_running", 99, 32);
 		bb_member(&b, "cpu", u32_id, 128);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 
 		bb_init(&b);
@@ -379,16 +375,14 @@ int main(int argc, char **argv)
 		bb_type(&b, "b", 8, 0, 0, 1);
 		bb_type(&b, "rq", 4, 1, 0, 64);
 		bb_member(&b, "nr_running", 1, 32);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 	}
 
 	TEST("two structs of one name: no answer") {
 		small(&b, 0);
 		bb_type(&b, "rq", 4, 0, 0, 4);
-		len = bb_blob(&b, blob, 24);
-		a = ask(blob, len);
+		a = ask_built(&b);
 		CHECK_EQ(a.err, -EINVAL);
 	}
 
