@@ -118,7 +118,7 @@ debian: ## Run the tests on one Debian kernel: make debian SUITE=bookworm
 	@[ -n "$(SUITE)" ] || { echo "make debian SUITE=<bookworm|trixie|trixie-backports|sid>"; exit 2; }
 	tests/debian/run.sh $(SUITE)
 
-# The reliability suite (README, Reliability): the debug kernel, the fuzzer, the soak.
+# The reliability suite (docs/reliability.md): the debug kernel, the fuzzer, the soak.
 DURATION ?= 600
 SEED ?=
 
@@ -140,7 +140,7 @@ demo: ## Boot a kernel in a VM, load the module and show what it offers
 bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
 		SUITE=$(SUITE) tests/show.sh bench
-	@# Single-threaded TCG: enabling events patches text another vCPU runs (README, FPU).
+	@# Single-threaded TCG: enabling events patches text another vCPU runs (docs/cost.md, FPU).
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),single) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
 		SUITE=$(SUITE) tests/show.sh fpu-bench
 	@$(MAKE) --no-print-directory tools/csfcat && tests/fpu-report-bench.sh

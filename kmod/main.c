@@ -57,7 +57,7 @@ static int __init csf_clock_init(void)
 		c->flags |= CSF_HDR_RDTSCP;
 	c->step_cyc = csf_ns_to_cyc(CSF_TSC_STEP_NS);
 
-	/* Not fatal: the buckets still add up, but a cycle is no fixed time (README, Caveats). */
+	/* Not fatal: the buckets still add up, but a cycle is no fixed time (docs/caveats.md). */
 	if (!(c->flags & CSF_HDR_TSC_INVARIANT))
 		pr_info("TSC %u kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
 			tsc_khz);

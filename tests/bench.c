@@ -16,7 +16,7 @@
  *    events (their probes) are on, and the table those events give for the same switches
  *    (csfcat fpu-report), to set beside the calibrated one.
  *
- * Prints tables, and whether the README's targets hold, as ratios. It fails only when it
+ * Prints tables, and whether the targets of docs/cost.md hold, as ratios. It fails only when it
  * cannot measure; numbers are for reading, not for judging (the machines are shared and often
  * emulated). Run it with memory debugging off: VM_DEBUG=0 tests/debian/run.sh trixie bench.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_bad: everything thread-self refuses, each with its documented errno (README, "Interface").
+ * t_bad: everything thread-self refuses, each with its documented errno (docs/interface.md).
  * The harness checks afterwards that none of it left anything in the kernel log.
  */
 #include "t.h"

@@ -335,7 +335,7 @@ int main(void)
 		t_cpu_snap(&s1, CSF_CPU_ALL);
 		row_fields(&s0.row, before);
 		row_fields(&s1.row, f);
-		/* Except iowait, which /proc/stat can take back too (README, "The cpu page"). */
+		/* Except iowait, which /proc/stat can take back too (docs/interface.md). */
 		for (int k = 0; k < NFIELDS; k++)
 			CHECK(k == 4 || f[k] >= before[k], "sum %s went back", field_names[k]);
 

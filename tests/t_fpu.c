@@ -67,7 +67,7 @@ static bool cpu_flag(const char *name)
 static const char *const ops[] = { "XSAVE", "XSAVEOPT", "XSAVEC", "XSAVES", "XRSTOR", "XRSTORS" };
 static const char *const op_flags[] = { "xsave", "xsaveopt", "xsavec", "xsaves", "xsave", "xsaves" };
 
-/* The RFBM ladder the README promises: x87+SSE, +AVX, +MPX, +AVX-512, +PKRU, +AMX config. */
+/* The RFBM ladder docs/fpu.md promises: x87+SSE, +AVX, +MPX, +AVX-512, +PKRU, +AMX config. */
 static const uint64_t groups[] = { 0x3, 0x4, 0x18, 0xe0, 0x200, 0x20000 };
 
 static int expected_rungs(uint64_t *rungs)

@@ -701,7 +701,7 @@ int main(void)
 			       ss, so, hs, ho, pc, cs, co, bs / MIB, bo / MIB, rate_st / MIB,
 			       rate_ours / MIB);
 			/*
-			 * Tolerances (README, "Memory idle time"): the accessed share also holds what
+			 * Tolerances (docs/mem.md, "Tests"): the accessed share also holds what
 			 * the kernel and the test's own processes touched during each run, so it
 			 * differs by a few points from run to run; DAMON_STAT's results can be 5 s
 			 * old; one of its bandwidth readings holds a random part of an interval.

@@ -2,12 +2,21 @@
 /*
  * coarse_stat_fs: the ABI shared by the module and user space.
  *
- * The module's filesystem, mounted at /sys/kernel/coarse_stat_fs, holds two read-only files.
- * Each maps (MAP_SHARED, PROT_READ, offset 0, length up to st_size) to a page that starts with
- * struct csf_hdr:
+ * The module's filesystem, mounted at /sys/kernel/coarse_stat_fs, holds four files. Two are
+ * read-only pages: each maps (MAP_SHARED, PROT_READ, offset 0, length up to st_size) to a page
+ * that starts with struct csf_hdr (docs/interface.md):
  *
  *   thread-self  struct csf_thread_page: where the calling thread's wall time went.
  *   cpu          struct csf_cpu_page: /proc/stat's per-CPU times, refreshed every period_us.
+ *
+ * Two are root's and return text lines to read() (they do not map). Each text format is
+ * described once, in docs/, and nowhere else:
+ *
+ *   slices       the long-slice watch's reports: docs/slices.md, "The slices file"; its trace
+ *                events (csf_slice, csf_slice_end): docs/slices.md, "The trace events".
+ *   fpu          XSAVE/XRSTOR latency: docs/fpu.md, "The fpu file"; its trace events
+ *                (csf_fpu): docs/fpu.md, "Live, from the kernel's own switches: the csf_fpu
+ *                events".
  *
  * Reading protocol (both pages; lib/coarse_stat_fs.h implements it):
  *
@@ -39,8 +48,8 @@
 #define CSF_MOUNT_POINT "/sys/kernel/coarse_stat_fs"
 #define CSF_THREAD_FILE "thread-self"
 #define CSF_CPU_FILE "cpu"
-#define CSF_SLICES_FILE "slices" /* root only: text lines of the long-slice watch */
-#define CSF_FPU_FILE "fpu" /* root only: XSAVE/XRSTOR latency, as text (README) */
+#define CSF_SLICES_FILE "slices" /* root only: the long-slice watch, text (docs/slices.md) */
+#define CSF_FPU_FILE "fpu" /* root only: XSAVE/XRSTOR latency, as text (docs/fpu.md) */
 
 /* csf_hdr.kind */
 #define CSF_KIND_THREAD 1
@@ -83,7 +92,7 @@ enum csf_state {
 };
 
 /* csf_thread_page.flags */
-#define CSF_THREAD_PARKED (1U << 0) /* accounting stopped: see "parking" in the README */
+#define CSF_THREAD_PARKED (1U << 0) /* accounting stopped: docs/interface.md, "The thread page" */
 /*
  * Accounting ended for good: the owner exited, or exec'ed a program that gained privileges
  * (setuid, setgid, file capabilities, a security label) or that it may not read. The last
@@ -153,7 +162,7 @@ struct csf_thread_page {
 	__u64 run_delay_ns; /* runqueue wait (sched_info.run_delay); fresh as of last switch in */
 
 	__u32 cpu; /* CPU the thread last ran on; fresh as of last switch in */
-	__u32 tid; /* owner's thread id in the initial PID namespace (see README, "Caveats") */
+	__u32 tid; /* owner's thread id in the initial PID namespace (docs/caveats.md) */
 	__u32 flags; /* CSF_THREAD_*; fresh as of last switch */
 	/*
 	 * Times the page was resynchronized after the TSC stepped back by more than
