@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * coarse_stat_fs: what the module's files share. main.c owns the clock and the filesystem,
- * thread.c the per-thread pages, cpu.c the cpu page, fpu.c the fpu file and its trace events.
+ * coarse_stat_fs: what the module's source files share. main.c owns the clock and the
+ * filesystem, thread.c the per-thread pages, cpu.c the cpu page, slice.c the long-slice watch,
+ * sched-learn.c what the watch learns of the scheduler, slices.c the watch's reports (the slices
+ * file and its trace events), fpu.c the fpu file and its trace events.
  */
 #ifndef CSF_H
 #define CSF_H

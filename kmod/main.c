@@ -2,9 +2,10 @@
 /*
  * coarse_stat_fs: module init, the filesystem and the clock.
  *
- * The filesystem is a root directory and two read-only files, mounted at
- * /sys/kernel/coarse_stat_fs. Everything a file offers is in its mapping; see
- * include/uapi/coarse_stat_fs.h.
+ * The filesystem is a root directory and four files, mounted at /sys/kernel/coarse_stat_fs:
+ * thread-self and cpu (0444), read-only pages whose mapping holds everything they offer (see
+ * include/uapi/coarse_stat_fs.h), and two root's files of text lines, slices (0400, the
+ * long-slice watch: slices.c) and fpu (0600, XSAVE/XRSTOR latency: fpu.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -93,7 +94,7 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
 }
 
 /*
- * Both files map read-only, shared, at offset 0, at most st_size: anything else is refused, and
+ * The two pages map read-only, shared, at offset 0, at most st_size: anything else is refused, and
  * the mapping can never become writable (mprotect, ptrace and /proc/pid/mem writes need
  * VM_MAYWRITE) or executable.
  */
