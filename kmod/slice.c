@@ -14,6 +14,9 @@
  *   task its timer interrupted. A CPU that takes none (interrupts off, a stopper) is reported
  *   by its neighbour one period later than it would have reported itself; the neighbour asks
  *   it for its stack with an NMI and reports once the NMI has answered (or not, in time).
+ * - Isolated CPUs (nohz_full, isolcpus) run no timer of the watch and get no NMI from it,
+ *   unless slice_isolated is set: the watcher before one in CPU order reports its slices
+ *   from what its switch probe wrote, without a stack (stack_via=isolated).
  * - Classes, and where each CPU's runqueue count is, are learned when the watch is first
  *   switched on, runqueues also of CPUs that come online later (sched-learn.c).
  * - Reports go to trace events and to the ring the root-only file "slices" reads (slices.c).
@@ -32,6 +35,7 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/isolation.h>
 #include <linux/seqlock.h>
 #include <linux/tracepoint.h>
 #include <asm/apic.h>
@@ -99,12 +103,15 @@ struct csf_slice_cpu {
 	/* This CPU as a watcher. */
 	struct hrtimer tick, follow;
 	struct csf_pending pending;
+	/* Isolated: no timer of the watch runs here, no NMI is sent here (set while offline). */
+	bool quiet;
 };
 
 static DEFINE_PER_CPU(struct csf_slice_cpu, csf_slice_cpus);
 
 static DEFINE_MUTEX(csf_slice_lock); /* switching the watch on and off, slice_warn_us */
 static bool csf_slice_on, csf_slice_ready;
+static bool slice_isolated; /* isolated CPUs run the watch's timer and take its NMIs too */
 static enum cpuhp_state csf_slice_hp;
 static struct tracepoint *csf_switch_tp, *csf_nr_running_tp;
 
@@ -431,6 +438,45 @@ static void csf_check_neighbour(struct csf_slice_cpu *me, int cpu, u64 now, u64 
 	hrtimer_start(&me->follow, ns_to_ktime(CSF_NMI_POLL_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
+/*
+ * An isolated CPU's slice, seen from a housekeeping CPU: no interrupt, no NMI disturbs it, so
+ * there is no stack, nor the task's execution time as of now. Claimed without delay, as the
+ * CPU never reports itself.
+ */
+static void csf_check_quiet(int cpu, u64 now)
+{
+	struct csf_slice_report r;
+	struct csf_slice s;
+	s32 nr;
+	u64 len;
+
+	if (!csf_claim(cpu, now, 0, &s, &len))
+		return;
+	csf_fill_report(&r, &s, cpu, len, CSF_SLICE_RUNNING);
+	nr = csf_nr_running(cpu);
+	r.waiting = nr < 0 ? -1 : nr - 1;
+	r.stack_via = CSF_STACK_ISOLATED;
+	csf_report(&r);
+}
+
+bool csf_slice_cpu_quiet(int cpu)
+{
+	return READ_ONCE(per_cpu_ptr(&csf_slice_cpus, cpu)->quiet);
+}
+
+/* The online CPU after cpu, in a ring. */
+static int csf_next_online(int cpu)
+{
+	int next = cpumask_next(cpu, cpu_online_mask);
+
+	return next < nr_cpu_ids ? next : cpumask_first(cpu_online_mask);
+}
+
+/*
+ * Each watcher checks itself, the isolated CPUs that follow it, and the next watcher (one
+ * that is not isolated), whom it asks for a stack with an NMI. Which CPUs are quiet is set
+ * while the watch is off.
+ */
 static enum hrtimer_restart csf_tick(struct hrtimer *t)
 {
 	struct csf_slice_cpu *me = this_cpu_ptr(&csf_slice_cpus);
@@ -439,21 +485,36 @@ static enum hrtimer_restart csf_tick(struct hrtimer *t)
 
 	csf_check_self(me, cpu, now);
 	csf_slices_tick();
-	next = cpumask_next(cpu, cpu_online_mask);
-	if (next >= nr_cpu_ids)
-		next = cpumask_first(cpu_online_mask);
-	if (next != cpu)
-		csf_check_neighbour(me, next, now, period);
+	for (next = csf_next_online(cpu); next != cpu; next = csf_next_online(next)) {
+		if (!csf_slice_cpu_quiet(next)) {
+			csf_check_neighbour(me, next, now, period);
+			break;
+		}
+		csf_check_quiet(next, now);
+	}
 	hrtimer_forward_now(t, ns_to_ktime(period));
 	return HRTIMER_RESTART;
 }
 
-/* CPU hotplug: each online CPU runs its own watcher. Called on that CPU. */
+/*
+ * Isolated: taken out of the scheduler's domains (isolcpus, a cpuset's isolated partition
+ * where the kernel counts those) or of the tick's housekeeping (nohz_full). The users of
+ * these CPUs keep their latency-critical threads there: by default the watch does not
+ * interrupt them.
+ */
+static bool csf_cpu_isolated(int cpu)
+{
+	return !housekeeping_cpu(cpu, HK_TYPE_TICK) || !housekeeping_cpu(cpu, HK_TYPE_DOMAIN);
+}
+
+/* CPU hotplug: each online CPU runs its own watcher, unless it is isolated. Called on that CPU. */
 static int csf_slice_cpu_online(unsigned int cpu)
 {
 	struct csf_slice_cpu *sc = per_cpu_ptr(&csf_slice_cpus, cpu);
 
-	hrtimer_start(&sc->tick, ns_to_ktime(csf_watch_period_ns()), HRTIMER_MODE_REL_PINNED_HARD);
+	if (!sc->quiet)
+		hrtimer_start(&sc->tick, ns_to_ktime(csf_watch_period_ns()),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 	csf_rq_cpu_online(cpu);
 	return 0;
 }
@@ -484,6 +545,8 @@ static void csf_slice_reset_cpus(void)
 		atomic64_set(&sc->nmi_want, 0);
 		atomic64_set(&sc->nmi_done, 0);
 		sc->pending.busy = false;
+		/* CPUs isolated now, online or not: the isolation of a CPU set at boot stays. */
+		sc->quiet = !READ_ONCE(slice_isolated) && csf_cpu_isolated(cpu);
 	}
 }
 
@@ -591,6 +654,36 @@ static const struct kernel_param_ops csf_slice_param_ops = {
 module_param_cb(slice_warn_us, &csf_slice_param_ops, &slice_warn_us, 0644);
 MODULE_PARM_DESC(slice_warn_us,
 		 "report CPU slices longer than this while they run, us (0 off, 1000 to 60000000)");
+
+/* slice_isolated: applied at once; a watch that is on starts again (its reports go on). */
+static int csf_isolated_param_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int us;
+	bool on;
+	int err = kstrtobool(val, &on);
+
+	if (err)
+		return err;
+	mutex_lock(&csf_slice_lock);
+	us = READ_ONCE(slice_warn_us);
+	if (csf_slice_ready && csf_slice_on && on != slice_isolated) {
+		csf_slice_set(0);
+		WRITE_ONCE(slice_isolated, on);
+		err = csf_slice_set(us);
+	} else {
+		WRITE_ONCE(slice_isolated, on);
+	}
+	mutex_unlock(&csf_slice_lock);
+	return err;
+}
+
+static const struct kernel_param_ops csf_isolated_param_ops = {
+	.set = csf_isolated_param_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(slice_isolated, &csf_isolated_param_ops, &slice_isolated, 0644);
+MODULE_PARM_DESC(slice_isolated, "also interrupt isolated (nohz_full, isolcpus) CPUs (default N)");
 
 /* ---- Module ---- */
 

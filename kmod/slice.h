@@ -28,6 +28,8 @@ enum csf_stack_via {
 	CSF_STACK_NMI, /* an NMI, for a CPU that took no timer interrupt */
 	/* No stack of that slice: the NMI did not answer in time, or came after a switch. */
 	CSF_STACK_LOST,
+	/* An isolated CPU, watched from a housekeeping CPU without disturbing it: no stack. */
+	CSF_STACK_ISOLATED,
 };
 
 enum csf_slice_event {
@@ -72,6 +74,9 @@ const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsign
 			    bool user);
 void csf_slices_sync(void);
 void csf_slices_tick(void); /* on an online CPU, from the watch's timer */
+
+/* slice.c */
+bool csf_slice_cpu_quiet(int cpu); /* isolated: the watch neither interrupts it nor sends NMIs */
 
 /* sched-learn.c */
 int csf_learn_sched(struct tracepoint *nr_running_tp); /* once; may sleep */

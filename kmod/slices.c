@@ -99,13 +99,17 @@ static bool csf_ring_owed; /* a wakeup a CPU going offline left to an online one
  * Wake the readers. A CPU going offline has flushed its irq_work already and would not take the
  * interrupt irq_work_queue() raises: the work would stay pending there, no reader would be woken
  * again and irq_work_sync() would wait for ever. Such a CPU leaves the wakeup to the next online
- * CPU's watch timer (csf_slices_tick()), or to csf_slices_sync(). Preemption off: the CPU cannot
- * go offline between the check and the queueing (its stopper takes it down).
+ * CPU's watch timer (csf_slices_tick()), or to csf_slices_sync(). So does an isolated CPU the
+ * watch leaves alone: the interrupt would disturb it. Preemption off: the CPU cannot go offline
+ * between the check and the queueing (its stopper takes it down).
  */
 static void csf_ring_kick(void)
 {
+	int cpu;
+
 	preempt_disable();
-	if (cpu_online(smp_processor_id()))
+	cpu = smp_processor_id();
+	if (cpu_online(cpu) && !csf_slice_cpu_quiet(cpu))
 		irq_work_queue(&csf_ring_work); /* already pending: that wakeup serves this one */
 	else
 		WRITE_ONCE(csf_ring_owed, true);
@@ -230,7 +234,7 @@ const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsign
 
 static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 {
-	static const char *const vias[] = { "none", "irq", "nmi", "lost" };
+	static const char *const vias[] = { "none", "irq", "nmi", "lost", "isolated" };
 	char comm[4 * TASK_COMM_LEN + 1] = "", frame[KSYM_SYMBOL_LEN];
 	int w, i;
 

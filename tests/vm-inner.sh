@@ -158,6 +158,7 @@ for t in $tests; do
 	lib) run lib t_lib ;;
 	slice) run slice t_slice ;;
 	tsc) run tsc t_tsc ;;
+	isolated) run isolated t_isolated ;; # a boot of its own (tests/debian/run.sh)
 	mem) run mem t_mem ;;
 	fpu)
 		run fpu t_fpu

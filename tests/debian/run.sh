@@ -112,14 +112,19 @@ if [ -n "$host_tests" ]; then
 	host_fails=$(grep -c '^FAIL' "$log" || true)
 fi
 
-# The TSC test steps a CPU's TSC back, which the kernel survives only when it keeps time with
-# another clocksource: it gets a boot of its own, with tsc=unstable (all tests, or when named).
-tsc=0
+# Two tests get a boot of their own (all tests, or when named): the TSC test steps a CPU's TSC
+# back, which the kernel survives only when it keeps time with another clocksource
+# (tsc=unstable); the isolated-CPU test needs CPU 1 isolated (isolcpus=1 nohz_full=1).
+tsc=0 isolated=0
 tests=()
 for t in "$@"; do
-	if [ "$t" = tsc ]; then tsc=1; else tests+=("$t"); fi
+	case $t in
+	tsc) tsc=1 ;;
+	isolated) isolated=1 ;;
+	*) tests+=("$t") ;;
+	esac
 done
-[ $# -gt 0 ] || tsc=1
+[ $# -gt 0 ] || tsc=1 isolated=1
 
 rc=0
 if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
@@ -132,5 +137,12 @@ if [ "$tsc" = 1 ]; then
 	CSF_HOST_FAILS=$host_fails VM_APPEND="tsc=unstable${VM_APPEND:+ $VM_APPEND}" \
 		"$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
 		"$root/csf/art" "$out/tsc" tsc || rc=1
+	host_fails=0
+fi
+if [ "$isolated" = 1 ]; then
+	say "booting again with CPU 1 isolated for the isolated-CPU test (log: $out/isolated/console.log)"
+	CSF_HOST_FAILS=$host_fails VM_APPEND="isolcpus=1 nohz_full=1${VM_APPEND:+ $VM_APPEND}" \
+		"$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
+		"$root/csf/art" "$out/isolated" isolated || rc=1
 fi
 exit "$rc"
