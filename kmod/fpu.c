@@ -86,7 +86,8 @@ enum csf_xop {
 	CSF_XSAVES,
 	CSF_XRSTOR,
 	CSF_XRSTORS,
-	CSF_NR_XOPS
+	CSF_NR_XOPS,
+	CSF_XCONTROL = CSF_NR_XOPS, /* no instruction: the empty timer, as the control row */
 };
 
 static const char *const csf_xop_name[CSF_NR_XOPS] = { "XSAVE",	 "XSAVEOPT", "XSAVEC",
@@ -160,6 +161,16 @@ static __always_inline u64 csf_tsc_end(void)
 	return t;
 }
 
+/* The timer alone, with the same registers loaded as around an instruction. */
+static __always_inline u64 csf_timer_timed(void *buf, u64 mask)
+{
+	u32 lo = mask, hi = mask >> 32;
+	u64 t0 = csf_tsc_begin();
+
+	asm volatile("" : : "D"(buf), "a"(lo), "d"(hi) : "memory");
+	return csf_tsc_end() - t0;
+}
+
 /* Cycles of one instruction; the op is chosen outside the timed window. */
 #define CSF_TIMED(insn, buf, lo, hi, err, t)      \
 	do {                                      \
@@ -193,21 +204,15 @@ static __always_inline u64 csf_xop_timed(enum csf_xop op, void *buf, u64 mask, i
 	case CSF_XRSTORS:
 		CSF_TIMED("xrstors64", buf, lo, hi, err, t);
 		break;
+	case CSF_XCONTROL:
+		t = csf_timer_timed(buf, mask);
+		err = 0;
+		break;
 	default:
 		break;
 	}
 	*errp = err;
 	return t;
-}
-
-/* The timer alone, with the same registers loaded as around an instruction. */
-static __always_inline u64 csf_timer_timed(void *buf, u64 mask)
-{
-	u32 lo = mask, hi = mask >> 32;
-	u64 t0 = csf_tsc_begin();
-
-	asm volatile("" : : "D"(buf), "a"(lo), "d"(hi) : "memory");
-	return csf_tsc_end() - t0;
 }
 
 /*
@@ -259,9 +264,10 @@ static bool csf_xop_supported(enum csf_xop op)
 	}
 }
 
+/* The control row runs as a save does: the state loaded, then the (empty) timed window. */
 static bool csf_xop_is_save(enum csf_xop op)
 {
-	return op <= CSF_XSAVES;
+	return op <= CSF_XSAVES || op == CSF_XCONTROL;
 }
 
 /* The kernel patches in the last of XSAVE, XSAVEOPT, XSAVEC, XSAVES the CPU has (os_xsave()). */
@@ -381,6 +387,17 @@ static void csf_fpu_stats(u32 *s, u32 n, struct csf_fpu_stats *st)
 		if (i < st->n97)
 			st->sum97 += s[i];
 	}
+}
+
+/* The statistics of the first n samples, with how many the timer's subtraction left at 0. */
+static void csf_fpu_sample_stats(struct csf_fpu_run *r, u32 n, struct csf_fpu_stats *st)
+{
+	u32 i, clamped = 0;
+
+	for (i = 0; i < n; i++)
+		clamped += !r->s[i];
+	csf_fpu_stats(r->s, n, st);
+	st->clamped = clamped;
 }
 
 /* Sizes, offsets and XFD support of the enabled components, from CPUID leaf 0xd. */
@@ -577,6 +594,27 @@ static int csf_fpu_timer(struct csf_fpu_run *r)
 	return 0;
 }
 
+/*
+ * The control row: the empty timer through csf_fpu_row() and its subtraction, as a row of
+ * its own, "control row n p50 p99 clamped". It times what the subtraction removes, so its
+ * samples read 0 wherever they are not above the timer's median: a p50 of 0, half the
+ * samples or more clamped (the timer's readings crowd on its minimum). Without the
+ * subtraction it would read the timer's own cost, and clamp none, however noisy the rows.
+ */
+static int csf_fpu_control(struct csf_fpu_run *r)
+{
+	struct csf_fpu_stats st;
+	u64 xinuse;
+	int err;
+
+	err = csf_fpu_row(r, CSF_XCONTROL, XFEATURE_MASK_FPSSE, CSF_XINIT, &xinuse);
+	if (err)
+		return err;
+	csf_fpu_sample_stats(r, r->samples, &st);
+	csf_fpu_printf(r, "control row %u %u %u %u\n", st.n, st.p50, st.p99, st.clamped);
+	return 0;
+}
+
 static void csf_fpu_print_row(struct csf_fpu_run *r, enum csf_xop op, u64 mask,
 			      enum csf_xstate state, u64 xinuse, const struct csf_fpu_stats *st)
 {
@@ -604,15 +642,11 @@ static int csf_fpu_rows(struct csf_fpu_run *r)
 			for (state = CSF_XINIT; state <= CSF_XMODIFIED; state++) {
 				struct csf_fpu_stats st;
 				u64 xinuse;
-				u32 i;
 
 				err = csf_fpu_row(r, op, r->rungs[g], state, &xinuse);
 				if (err)
 					return err;
-				st.clamped = 0;
-				for (i = 0; i < r->samples; i++)
-					st.clamped += !r->s[i];
-				csf_fpu_stats(r->s, r->samples, &st);
+				csf_fpu_sample_stats(r, r->samples, &st);
 				csf_fpu_print_row(r, op, r->rungs[g], state, xinuse, &st);
 			}
 		}
@@ -695,6 +729,9 @@ static int csf_fpu_measure(struct csf_fpu_run *r)
 	if (err)
 		return err;
 	csf_fpu_printf(r, "timer %u %u %u\n", r->timer_st.p50, r->timer_st.min, r->timer_st.p99);
+	err = csf_fpu_control(r);
+	if (err)
+		return err;
 	err = csf_fpu_rows(r);
 	if (err)
 		return err;
@@ -725,42 +762,95 @@ struct csf_fpu_ri {
 #define CSF_FPU_CALIB 1000 /* calls timed to learn what the probes themselves cost */
 #define CSF_FPU_CALLERS 16 /* distinct callers remembered per probe */
 
-static DEFINE_MUTEX(csf_fpu_lock); /* arming, calibration, one calibrated run at a time */
+/*
+ * Two locks, neither held for long while the other waits: csf_fpu_lock guards arming (the
+ * events' reg/unreg callbacks, which the tracing core calls under event_mutex and
+ * tracepoints_mutex: every tracepoint enable on the machine waits while they do) and lasts
+ * one short calibration; csf_fpu_check_lock serializes the probe checks of calibrated runs,
+ * which last as long as their samples, up to the run's bound.
+ */
+static DEFINE_MUTEX(csf_fpu_lock);
+static DEFINE_MUTEX(csf_fpu_check_lock);
 static bool csf_fpu_ready; /* between init and exit */
 
-/* A kretprobe on one of the module's own functions, recording each call's cycles. */
-static struct {
+/*
+ * A kretprobe on one of the module's own functions, recording the cycles of its owner's calls
+ * only. Each user probes functions of its own: arming csf_fpu_empty(), the probe check
+ * csf_fpu_check_empty() and csf_fpu_ref(), so that neither sees the other's calls.
+ */
+struct csf_fpu_calib {
 	struct kretprobe rp;
-	u32 n, max;
+	struct task_struct *owner;
+	u32 n, max; /* written by the owner's calls only, one at a time */
 	u32 *out;
 	u64 overhead; /* subtracted from what is recorded */
-} csf_fpu_calib;
+};
 
-static int csf_fpu_calib_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static struct csf_fpu_calib csf_fpu_arm_calib; /* under csf_fpu_lock */
+static struct csf_fpu_calib csf_fpu_check_calib; /* under csf_fpu_check_lock */
+
+static __always_inline int csf_fpu_calib_entry(struct csf_fpu_calib *c,
+					       struct kretprobe_instance *ri)
 {
 	struct csf_fpu_ri *d = (void *)ri->data;
 
+	if (current != READ_ONCE(c->owner))
+		return 1; /* another task's call: no return probe, nothing recorded */
 	d->t0 = rdtsc_ordered(); /* last, as in the live probes */
 	return 0;
 }
 
-static int csf_fpu_calib_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static __always_inline void csf_fpu_calib_ret(struct csf_fpu_calib *c,
+					      struct kretprobe_instance *ri, u64 t1)
 {
-	u64 t1 = rdtsc_ordered(); /* first, as in the live probes */
 	struct csf_fpu_ri *d = (void *)ri->data;
 	u64 cyc = t1 - d->t0;
 
-	if (csf_fpu_calib.n < csf_fpu_calib.max) {
-		cyc = cyc > csf_fpu_calib.overhead ? cyc - csf_fpu_calib.overhead : 0;
-		csf_fpu_calib.out[csf_fpu_calib.n++] = min_t(u64, cyc, U32_MAX);
+	if (c->n < c->max) {
+		cyc = cyc > c->overhead ? cyc - c->overhead : 0;
+		c->out[c->n++] = min_t(u64, cyc, U32_MAX);
 	}
+}
+
+static int csf_fpu_arm_calib_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return csf_fpu_calib_entry(&csf_fpu_arm_calib, ri);
+}
+
+static int csf_fpu_arm_calib_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	u64 t1 = rdtsc_ordered(); /* first, as in the live probes */
+
+	csf_fpu_calib_ret(&csf_fpu_arm_calib, ri, t1);
 	return 0;
 }
 
-/* What the probes cost: an empty function, called the way the probed ones are. */
+static int csf_fpu_check_calib_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return csf_fpu_calib_entry(&csf_fpu_check_calib, ri);
+}
+
+static int csf_fpu_check_calib_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	u64 t1 = rdtsc_ordered(); /* first, as in the live probes */
+
+	csf_fpu_calib_ret(&csf_fpu_check_calib, ri, t1);
+	return 0;
+}
+
+/*
+ * What the probes cost: an empty function, called the way the probed ones are. One for
+ * arming, one for the probe check; their asm differs, so that the compiler does not fold them
+ * into one (identical code folding), which would put both users' probes on one function.
+ */
 static noinline void csf_fpu_empty(void *arg)
 {
 	asm volatile("" : : "r"(arg) : "memory");
+}
+
+static noinline void csf_fpu_check_empty(void *arg)
+{
+	asm volatile("nop" : : "r"(arg) : "memory");
 }
 
 /* An instruction in a function of its own, timed both ways by the probe check. */
@@ -771,66 +861,67 @@ static noinline int csf_fpu_ref(enum csf_xop op, void *buf, u64 mask)
 
 /* Called through pointers (READ_ONCE), so that the compiler neither drops nor clones the calls. */
 static void (*csf_fpu_empty_fn)(void *) = csf_fpu_empty;
+static void (*csf_fpu_check_empty_fn)(void *) = csf_fpu_check_empty;
 static int (*csf_fpu_ref_fn)(enum csf_xop, void *, u64) = csf_fpu_ref;
 
-static int csf_fpu_calib_arm(void *fn, u64 overhead, u32 *out, u32 max)
+/* Arm c on fn for the calling task's calls, up to max of them into out. */
+static int csf_fpu_calib_arm(struct csf_fpu_calib *c, void *fn, u64 overhead, u32 *out, u32 max)
 {
-	int err;
+	bool check = c == &csf_fpu_check_calib;
 
-	memset(&csf_fpu_calib.rp, 0, sizeof(csf_fpu_calib.rp));
-	csf_fpu_calib.rp.kp.addr = fn;
-	csf_fpu_calib.rp.entry_handler = csf_fpu_calib_entry;
-	csf_fpu_calib.rp.handler = csf_fpu_calib_ret;
-	csf_fpu_calib.rp.data_size = sizeof(struct csf_fpu_ri);
-	csf_fpu_calib.n = 0;
-	csf_fpu_calib.max = max;
-	csf_fpu_calib.out = out;
-	csf_fpu_calib.overhead = overhead;
-	err = register_kretprobe(&csf_fpu_calib.rp);
-	return err;
+	memset(&c->rp, 0, sizeof(c->rp));
+	c->rp.kp.addr = fn;
+	c->rp.entry_handler = check ? csf_fpu_check_calib_entry : csf_fpu_arm_calib_entry;
+	c->rp.handler = check ? csf_fpu_check_calib_ret : csf_fpu_arm_calib_ret;
+	c->rp.data_size = sizeof(struct csf_fpu_ri);
+	c->owner = current;
+	c->n = 0;
+	c->max = max;
+	c->out = out;
+	c->overhead = overhead;
+	return register_kretprobe(&c->rp);
 }
 
 /* The probes' own cost (median and p99 of n empty calls, interrupts off), in cycles. */
-static int csf_fpu_probe_overhead(u32 *buf, u32 n, struct csf_fpu_stats *st, bool *ftrace)
+static int csf_fpu_probe_overhead(struct csf_fpu_calib *c, u32 *buf, u32 n,
+				  struct csf_fpu_stats *st, bool *ftrace)
 {
+	/* each user its own function; called through a pointer read once, not known to be it */
+	void (*fn)(void *arg) = c == &csf_fpu_check_calib ? READ_ONCE(csf_fpu_check_empty_fn) :
+							    READ_ONCE(csf_fpu_empty_fn);
 	unsigned long flags;
 	u32 i;
 	int err;
 
-	err = csf_fpu_calib_arm(csf_fpu_empty, 0, buf, n);
+	err = csf_fpu_calib_arm(c, fn, 0, buf, n);
 	if (err)
 		return err;
-	*ftrace = kprobe_ftrace(&csf_fpu_calib.rp.kp);
+	*ftrace = kprobe_ftrace(&c->rp.kp);
 	for (i = 0; i < n; i++) {
 		local_irq_save(flags);
-		READ_ONCE(csf_fpu_empty_fn)(NULL);
+		fn(NULL);
 		local_irq_restore(flags);
 	}
-	unregister_kretprobe(&csf_fpu_calib.rp);
-	if (csf_fpu_calib.n < n)
+	unregister_kretprobe(&c->rp);
+	if (c->n < n)
 		return -EAGAIN; /* calls went unseen: the probe missed them */
 	csf_fpu_stats(buf, n, st);
 	return 0;
 }
 
 /*
- * How precise the live probes are, next to the calibrated numbers: the kernel's save
- * instruction on the task mask, modified state, in a function of its own (csf_fpu_ref()),
- * timed by a probe as the live events are (probe cost subtracted) and by the timer around the
- * call (timer cost subtracted). Prints "check unavailable ERR" where kretprobes cannot be
- * used; that is not an error.
+ * The probe check's call timed directly, with the timer as around an instruction; or, as its
+ * control (call false), the same loop without the call: the empty timer through the same
+ * subtraction, which then reads 0 at the median. Inlined with call a constant, so that the
+ * control's timed window holds nothing else.
  */
-static int csf_fpu_probe_check(struct csf_fpu_run *r)
+static __always_inline int csf_fpu_direct(struct csf_fpu_run *r, enum csf_xop op, u64 mask,
+					  const bool call, struct csf_fpu_stats *st)
 {
-	enum csf_xop op = csf_kernel_save();
-	u64 mask = r->measured;
-	struct csf_fpu_stats ov, probe, direct;
 	unsigned long flags;
-	bool ftrace;
 	u32 i = 0, b;
 	int err, xerr = 0;
 
-	/* The call timed directly, with the timer as around an instruction. */
 	while (i < r->samples && !xerr) {
 		kernel_fpu_begin();
 		for (b = 0; b < CSF_FPU_BATCH && i < r->samples && !xerr; b++, i++) {
@@ -839,7 +930,7 @@ static int csf_fpu_probe_check(struct csf_fpu_run *r)
 			local_irq_save(flags);
 			xerr = csf_fpu_load(r, CSF_XMODIFIED, mask);
 			t0 = csf_tsc_begin();
-			if (!xerr)
+			if (call && !xerr)
 				xerr = READ_ONCE(csf_fpu_ref_fn)(op, r->dst, mask);
 			t = csf_tsc_end() - t0;
 			csf_fpu_put_pkru(r);
@@ -853,15 +944,43 @@ static int csf_fpu_probe_check(struct csf_fpu_run *r)
 		if (err)
 			return err;
 	}
-	csf_fpu_stats(r->s, r->samples, &direct);
+	csf_fpu_sample_stats(r, r->samples, st);
+	return 0;
+}
+
+/*
+ * How precise the live probes are, next to the calibrated numbers: the kernel's save
+ * instruction on the task mask, modified state, in a function of its own (csf_fpu_ref()),
+ * timed by a probe as the live events are (probe cost subtracted) and by the timer around the
+ * call (timer cost subtracted). Prints "check unavailable ERR" where kretprobes cannot be
+ * used; that is not an error. Under csf_fpu_check_lock: the direct timing must not meet
+ * another run's probe on csf_fpu_ref().
+ */
+static int csf_fpu_probe_check_locked(struct csf_fpu_run *r)
+{
+	enum csf_xop op = csf_kernel_save();
+	struct csf_fpu_calib *c = &csf_fpu_check_calib;
+	u64 mask = r->measured;
+	struct csf_fpu_stats ov, probe, direct, control;
+	unsigned long flags;
+	bool ftrace;
+	u32 i, b;
+	int err, xerr = 0;
+
+	err = csf_fpu_direct(r, op, mask, false, &control);
+	if (err)
+		return err;
+	csf_fpu_printf(r, "control check %u %u %u %u\n", control.n, control.p50, control.p99,
+		       control.clamped);
+	err = csf_fpu_direct(r, op, mask, true, &direct);
+	if (err)
+		return err;
 
 	/* The same call timed by a probe. */
-	mutex_lock(&csf_fpu_lock);
-	err = csf_fpu_probe_overhead(r->s, r->samples, &ov, &ftrace);
+	err = csf_fpu_probe_overhead(c, r->s, r->samples, &ov, &ftrace);
 	if (!err)
-		err = csf_fpu_calib_arm(csf_fpu_ref, ov.p50, r->s, r->samples);
+		err = csf_fpu_calib_arm(c, csf_fpu_ref, ov.p50, r->s, r->samples);
 	if (err) {
-		mutex_unlock(&csf_fpu_lock);
 		csf_fpu_printf(r, "check unavailable %d\n", err);
 		return 0;
 	}
@@ -880,9 +999,8 @@ static int csf_fpu_probe_check(struct csf_fpu_run *r)
 		if (err)
 			break;
 	}
-	unregister_kretprobe(&csf_fpu_calib.rp);
-	i = csf_fpu_calib.n;
-	mutex_unlock(&csf_fpu_lock);
+	unregister_kretprobe(&c->rp);
+	i = c->n;
 	if (xerr)
 		return -EIO;
 	if (err)
@@ -895,6 +1013,18 @@ static int csf_fpu_probe_check(struct csf_fpu_run *r)
 	csf_fpu_printf(r, "check %s 0x%llx %u %u %u %u %u %u %u %d\n", csf_xop_name[op], mask, i,
 		       probe.p50, probe.p99, direct.p50, direct.p99, ov.p50, ov.p99, ftrace);
 	return 0;
+}
+
+/* One probe check at a time, on the whole machine; waiting for one ends on a signal. */
+static int csf_fpu_probe_check(struct csf_fpu_run *r)
+{
+	int err;
+
+	if (mutex_lock_interruptible(&csf_fpu_check_lock))
+		return -EINTR;
+	err = csf_fpu_probe_check_locked(r);
+	mutex_unlock(&csf_fpu_check_lock);
+	return err;
 }
 
 /* ---- Live probes on the kernel's switch paths ---- */
@@ -1052,10 +1182,20 @@ static int csf_fpu_arm(struct csf_fpu_probe *p)
 	err = -EOPNOTSUPP;
 	if (!boot_cpu_has(X86_FEATURE_XSAVE) || !boot_cpu_has(X86_FEATURE_OSXSAVE))
 		goto out; /* the events are about XSAVE and XRSTOR */
+	/*
+	 * Perf calls this before it checks the opener's permissions (a CPU-wide event), and lets
+	 * anyone open a tracepoint on their own tasks with exclude_kernel at perf_event_paranoid
+	 * 2: the probes' calibration and the probes on every switch of the machine are the
+	 * capable's, as the fpu file is.
+	 */
+	err = -EPERM;
+	if (!perfmon_capable())
+		goto out;
 	err = 0;
 	if (p->armed)
 		goto out;
-	err = csf_fpu_probe_overhead(csf_fpu_calib_buf, CSF_FPU_CALIB, &p->ov, &p->calib_ftrace);
+	err = csf_fpu_probe_overhead(&csf_fpu_arm_calib, csf_fpu_calib_buf, CSF_FPU_CALIB, &p->ov,
+				     &p->calib_ftrace);
 	if (err)
 		goto out;
 	p->overhead = p->ov.p50;
@@ -1072,7 +1212,7 @@ static int csf_fpu_arm(struct csf_fpu_probe *p)
 out:
 	p->error = err;
 	mutex_unlock(&csf_fpu_lock);
-	if (err)
+	if (err && err != -EPERM) /* not for whoever tries */
 		pr_info_ratelimited("cannot time %s for csf_fpu events: %d\n", p->func, err);
 	return err;
 }
