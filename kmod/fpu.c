@@ -36,6 +36,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -490,10 +491,15 @@ static __always_inline void csf_fpu_put_pkru(struct csf_fpu_run *r)
 		wrpkru(r->pkru);
 }
 
-/* Between batches: let others run, stop on a signal or past the bound. */
+/*
+ * Between batches: let others run, stop on a signal or past the bound. Also a quiescent state
+ * for RCU Tasks: the kprobe optimizer waits for one from every task while it holds
+ * kprobe_mutex, and a run (on a CPU where nothing else wants to run) would otherwise hold up
+ * every kprobe registration on the machine, and the csf_fpu events' arming, until it ends.
+ */
 static int csf_fpu_pause(struct csf_fpu_run *r)
 {
-	cond_resched();
+	cond_resched_tasks_rcu_qs();
 	if (signal_pending(current))
 		return -EINTR; /* not restarted: a run is started by a read, not resumed */
 	if (time_after(jiffies, r->deadline))
