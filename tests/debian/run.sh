@@ -132,17 +132,14 @@ if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
 		"$root/boot/config-$kver" "$root/csf/art" "$out" "${tests[@]}" || rc=1
 	host_fails=0
 fi
-if [ "$tsc" = 1 ]; then
-	say "booting again with tsc=unstable for the TSC step test (log: $out/tsc/console.log)"
-	CSF_HOST_FAILS=$host_fails VM_APPEND="tsc=unstable${VM_APPEND:+ $VM_APPEND}" \
+# boot_alone TEST APPEND WHY: boot once more, with APPEND on the command line, for TEST alone.
+boot_alone() {
+	say "booting again with $2 for $3 (log: $out/$1/console.log)"
+	CSF_HOST_FAILS=$host_fails VM_APPEND="$2${VM_APPEND:+ $VM_APPEND}" \
 		"$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
-		"$root/csf/art" "$out/tsc" tsc || rc=1
+		"$root/csf/art" "$out/$1" "$1" || rc=1
 	host_fails=0
-fi
-if [ "$isolated" = 1 ]; then
-	say "booting again with CPU 1 isolated for the isolated-CPU test (log: $out/isolated/console.log)"
-	CSF_HOST_FAILS=$host_fails VM_APPEND="isolcpus=1 nohz_full=1${VM_APPEND:+ $VM_APPEND}" \
-		"$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
-		"$root/csf/art" "$out/isolated" isolated || rc=1
-fi
+}
+[ "$tsc" = 0 ] || boot_alone tsc tsc=unstable "the TSC step test"
+[ "$isolated" = 0 ] || boot_alone isolated "isolcpus=1 nohz_full=1" "the isolated-CPU test"
 exit "$rc"
