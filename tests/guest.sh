@@ -138,6 +138,24 @@ done
 if [ -s "$out/kernel-problems.log" ]; then
 	head -n 20 "$out/kernel-problems.log"
 fi
+# Why each failed test failed: its failed checks, each after the three lines the test printed
+# before it (what it measured), so that a log which keeps only this output (CI's) says it.
+failed=" $(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$results" | tr '\n' ' ')"
+if [ "$failed" != " " ]; then
+	tr -d '\r' <"$console" | awk -v failed="$failed" '
+		/^\[ *[0-9]+\.[0-9]+\]/ { next }
+		/^=== / { t = $2; sub(/:$/, "", t); n = 0; shown = 0; next }
+		t == "" || index(failed, " " t " ") == 0 || shown >= 40 { next }
+		/^#   FAIL |^not ok / {
+			for (i = n > 3 ? n - 3 : 0; i < n; i++)
+				print "  " t ": " r[i % 3]
+			print "  " t ": " $0
+			shown += (n > 3 ? 3 : n) + 1
+			n = 0
+			next
+		}
+		{ r[n++ % 3] = $0 }' | cut -c1-300
+fi
 if [ "${#problems[@]}" -gt 0 ]; then
 	echo "--- last 40 lines of $console ---"
 	tail -n 40 "$console" | tr -d '\r' | cat -v
