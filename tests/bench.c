@@ -313,11 +313,11 @@ static double round_trip(int cpu_a, int cpu_b, enum mode mode, int iters)
 	t_pin(cpu_a);
 	fd = instrument(mode);
 	pthread_barrier_wait(&p.ready);
-	t0 = t_mono_ns();
+	t0 = mono_ns();
 	for (int i = 0; i < iters; i++)
 		if (write(p.to_b[1], &c, 1) != 1 || read(p.to_a[0], &c, 1) != 1)
 			t_die("ping");
-	t1 = t_mono_ns();
+	t1 = mono_ns();
 	pthread_join(th, NULL);
 	if (fd >= 0)
 		close(fd);
@@ -389,7 +389,7 @@ static void bench_switches(void)
 
 static void write_str(const char *path, const char *s)
 {
-	if (t_write_file(path, s))
+	if (file_write(path, s))
 		t_die("write %s to %s", s, path);
 }
 
@@ -644,11 +644,11 @@ static void bench_slice_watch(void)
 
 static uint64_t measure_tsc_hz(void)
 {
-	uint64_t c0 = csf_rdtsc(), t0 = t_mono_ns(), c1, t1;
+	uint64_t c0 = csf_rdtsc(), t0 = mono_ns(), c1, t1;
 
 	t_sleep_ns(200 * MS);
 	c1 = csf_rdtsc();
-	t1 = t_mono_ns();
+	t1 = mono_ns();
 	return (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
 }
 

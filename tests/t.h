@@ -22,6 +22,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "../lib/coarse_stat_fs.h"
+#include "../tools/util.h"
 
 static int t_nr, t_passed, t_failed, t_skipped;
 static int t_cur_failed, t_cur_skipped;
@@ -175,29 +177,6 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) t_die(const c
 	exit(1);
 }
 
-static inline uint64_t t_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Write val to a file (sysfs, procfs, tracefs): 0, or -1 with the errno of the open or write. */
-static inline int t_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), e;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
 /* Run a shell command, capture its stdout (NUL-terminated), return its exit status or -1. */
 static inline int t_run(const char *cmd, char *out, size_t len)
 {
@@ -227,10 +206,33 @@ static inline void t_sleep_ns(uint64_t ns)
 /* Burn CPU for ns nanoseconds of wall time. */
 static inline void t_spin_ns(uint64_t ns)
 {
-	uint64_t end = t_mono_ns() + ns;
+	uint64_t end = mono_ns() + ns;
 
-	while (t_mono_ns() < end)
+	while (mono_ns() < end)
 		;
+}
+
+#define T_NOBODY 65534
+
+/*
+ * Run fn as an unprivileged user (nobody, without root's supplementary groups) in a child;
+ * returns fn's exit status, or -1 when the child did not exit.
+ */
+static inline int t_as_nobody(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		t_die("fork");
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(T_NOBODY) || setuid(T_NOBODY))
+			_exit(100);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 /* Run the calling thread on cpu only, or end the program. */

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		double secs;
 		int status;
 
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		for (int i = 0; i < PROCS; i++)
 			pids[i] = start();
 		uint64_t next_report = 2000;
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 				break;
 			if ((uint64_t)atomic_load(&sh->threads) >= next_report) {
 				printf("#   %ld threads, %.0f s\n", atomic_load(&sh->threads),
-				       (double)(t_mono_ns() - t0) / 1e9);
+				       (double)(mono_ns() - t0) / 1e9);
 				fflush(stdout);
 				next_report += 2000;
 			}
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			      "process %d: status %#x", i, status);
 		}
-		secs = (double)(t_mono_ns() - t0) / 1e9;
+		secs = (double)(mono_ns() - t0) / 1e9;
 		printf("FIGURE churn threads %ld seconds %.1f threads-per-second %.0f processes-killed %ld\n",
 		       atomic_load(&sh->threads), secs, (double)atomic_load(&sh->threads) / secs,
 		       kills);

@@ -99,10 +99,10 @@ static unsigned int read_period(void)
 static double measured_period_us(void)
 {
 	struct csf_cpu_snap c;
-	uint64_t first = 0, last = 0, end = t_mono_ns() + 200 * MS;
+	uint64_t first = 0, last = 0, end = mono_ns() + 200 * MS;
 	int changes = -1;
 
-	while (t_mono_ns() < end) {
+	while (mono_ns() < end) {
 		t_cpu_snap(&c, CSF_CPU_ALL);
 		if (c.update_mono_ns != last) {
 			if (!first)
@@ -171,10 +171,10 @@ static void *rt_read(void *arg)
 		uint64_t t0;
 
 		t_sleep_ns(rand_r(&seed) % 700000);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		if (csf_cpu_snap(&c, CSF_CPU_ALL))
 			t_die("csf_cpu_snap");
-		t0 = t_mono_ns() - t0;
+		t0 = mono_ns() - t0;
 		if (t0 > r->max_ns)
 			r->max_ns = t0;
 		atomic_fetch_add(&r->calls, 1);
@@ -231,10 +231,10 @@ int main(void)
 		double tol;
 
 		t_spin_ns(20 * MS); /* some user and system time on this CPU */
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		slurp("/proc/stat", false, stat, sizeof(stat));
 		REQUIRE(csf_cpu_snap(&c, CSF_CPU_ALL) == 0, "csf_cpu_snap: %s", strerror(errno));
-		t1 = t_mono_ns();
+		t1 = mono_ns();
 		n = parse_stat(stat, sum, cpus, ids, 64);
 		REQUIRE(n == ncpu, "/proc/stat: %d cpu lines", n);
 		/*
@@ -289,24 +289,24 @@ int main(void)
 		p = measured_period_us();
 		printf("#   period_us %u: refreshed every %.0f us\n", old, p);
 		CHECK(p > old * 0.8 && p < old * 1.5 + 2000, "refreshed every %.0f us", p);
-		REQUIRE(t_write_file(PERIOD, "2000") == 0, "set period_us: %s", strerror(errno));
+		REQUIRE(file_write(PERIOD, "2000") == 0, "set period_us: %s", strerror(errno));
 		CHECK_EQ(read_period(), 2000);
 		p = measured_period_us();
 		printf("#   period_us 2000: refreshed every %.0f us\n", p);
 		CHECK(p > 1600 && p < 5000, "refreshed every %.0f us", p);
 		t_cpu_snap(&c, CSF_CPU_ALL);
 		CHECK_EQ(c.period_us, 2000);
-		CHECK(t_write_file(PERIOD, "10000") == 0, "restore: %s", strerror(errno));
+		CHECK(file_write(PERIOD, "10000") == 0, "restore: %s", strerror(errno));
 	}
 
 	TEST("period_us refuses values out of bounds or not numbers") {
-		CHECK_ERRNO(t_write_file(PERIOD, "999"), EINVAL);
-		CHECK_ERRNO(t_write_file(PERIOD, "10000001"), EINVAL);
-		CHECK_ERRNO(t_write_file(PERIOD, "-5"), EINVAL);
-		CHECK_ERRNO(t_write_file(PERIOD, "fast"), EINVAL);
+		CHECK_ERRNO(file_write(PERIOD, "999"), EINVAL);
+		CHECK_ERRNO(file_write(PERIOD, "10000001"), EINVAL);
+		CHECK_ERRNO(file_write(PERIOD, "-5"), EINVAL);
+		CHECK_ERRNO(file_write(PERIOD, "fast"), EINVAL);
 		CHECK_EQ(read_period(), 10000);
-		CHECK(t_write_file(PERIOD, "1000") == 0 && t_write_file(PERIOD, "10000000") == 0 &&
-			      t_write_file(PERIOD, "10000") == 0,
+		CHECK(file_write(PERIOD, "1000") == 0 && file_write(PERIOD, "10000000") == 0 &&
+			      file_write(PERIOD, "10000") == 0,
 		      "the bounds themselves: %s", strerror(errno));
 	}
 
@@ -319,7 +319,7 @@ int main(void)
 		atomic_store(&reading, 1);
 		pthread_create(&th, NULL, reader, &reads);
 		t_cpu_snap(&s0, CSF_CPU_ALL);
-		REQUIRE(t_write_file(CPU1_ONLINE, "0") == 0, "offline cpu1: %s", strerror(errno));
+		REQUIRE(file_write(CPU1_ONLINE, "0") == 0, "offline cpu1: %s", strerror(errno));
 		t_sleep_ns(50 * MS);
 		t_cpu_snap(&c, 1);
 		CHECK_EQ(c.row.online, 0);
@@ -339,7 +339,7 @@ int main(void)
 		for (int k = 0; k < NFIELDS; k++)
 			CHECK(k == 4 || f[k] >= before[k], "sum %s went back", field_names[k]);
 
-		REQUIRE(t_write_file(CPU1_ONLINE, "1") == 0, "online cpu1: %s", strerror(errno));
+		REQUIRE(file_write(CPU1_ONLINE, "1") == 0, "online cpu1: %s", strerror(errno));
 		t_sleep_ns(50 * MS);
 		t_cpu_snap(&c, 1);
 		CHECK_EQ(c.row.online, 1);
@@ -385,11 +385,11 @@ int main(void)
 		pthread_t th;
 
 		csf_cpu_unmap(); /* the next map starts the timer on CPU 0, the reader's */
-		REQUIRE(t_write_file(PERIOD, "1000") == 0, "period_us: %s", strerror(errno));
+		REQUIRE(file_write(PERIOD, "1000") == 0, "period_us: %s", strerror(errno));
 		t_pin(1);
 		pthread_create(&th, NULL, rt_read, &r);
 		/* Watchdog on CPU 1: a reader that makes no progress is spinning on an odd seq. */
-		for (end = t_mono_ns() + 3000 * MS; t_mono_ns() < end;) {
+		for (end = mono_ns() + 3000 * MS; mono_ns() < end;) {
 			t_sleep_ns(500 * MS);
 			if (atomic_load(&r.calls) == last) {
 				/* Let the writer run again, so the reader can finish and report. */
@@ -404,7 +404,7 @@ int main(void)
 		       (double)r.max_ns / 1e6);
 		CHECK(r.max_ns < 100 * MS, "a read waited %.1f ms for the writer",
 		      (double)r.max_ns / 1e6);
-		t_write_file(PERIOD, "10000");
+		file_write(PERIOD, "10000");
 		t_pin(0);
 	}
 
@@ -413,8 +413,8 @@ int main(void)
 		csf_cpu_unmap();
 		CHECK(!timer_listed(), "csf_cpu_tick still queued with no user");
 		CHECK(csf_cpu_snap(&c, CSF_CPU_ALL) == 0, "remap: %s", strerror(errno));
-		CHECK(t_mono_ns() - c.update_mono_ns < 50 * MS, "a fresh page is %.1f ms old",
-		      (double)(t_mono_ns() - c.update_mono_ns) / 1e6);
+		CHECK(mono_ns() - c.update_mono_ns < 50 * MS, "a fresh page is %.1f ms old",
+		      (double)(mono_ns() - c.update_mono_ns) / 1e6);
 		CHECK(timer_listed(), "no timer after remapping");
 	}
 

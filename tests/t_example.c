@@ -64,7 +64,7 @@ int main(void)
 			size_t i;
 
 			sscanf(p, "slow op %31s\n  wall %*f ms, mostly %63[^\n]", op, mostly);
-			for (i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+			for (i = 0; i < ARRAY_SIZE(expect); i++)
 				if (!strcmp(op, expect[i].op))
 					break;
 			CHECK(i < 5, "reported a fast or unknown op: %s", op);

@@ -42,7 +42,7 @@ static int set_attr(const char *attr, const char *knob, const char *val)
 	char path[128];
 
 	snprintf(path, sizeof(path), DBG "%s/%s", attr, knob);
-	return t_write_file(path, val);
+	return file_write(path, val);
 }
 
 static long long get_attr(const char *attr, const char *knob)
@@ -50,7 +50,7 @@ static long long get_attr(const char *attr, const char *knob)
 	char path[128];
 
 	snprintf(path, sizeof(path), DBG "%s/%s", attr, knob);
-	return tk_read_ll(path);
+	return file_read_ll(path);
 }
 
 /*
@@ -126,7 +126,7 @@ static bool module_text(unsigned long *start, unsigned long *end)
 		if (d->d_name[0] != '.' || !strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		if (tk_read_file(path, buf, sizeof(buf)) <= 0)
+		if (file_read(path, buf, sizeof(buf)) <= 0)
 			continue;
 		addr[n] = strtoul(buf, NULL, 0); /* kernel addresses: above LLONG_MAX */
 		exec[n] = strstr(d->d_name, "text") || !strcmp(d->d_name, ".altinstr_replacement");
@@ -518,7 +518,7 @@ int main(void)
 			setup_attrs(0, ~0ul, 0, -1);
 		else
 			setup_attrs(mod_start, mod_end, 0, -1);
-		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
 			if (!round && ops[i].all_only)
 				continue;
 			snprintf(name, sizeof(name), "%s: every failure of %s allocations is clean",
@@ -550,9 +550,9 @@ int main(void)
 		/* Every allocation from the module's code fails, in any task, 1000 times at most. */
 		setup_attrs(mod_start, mod_end, 100, 1000);
 		for (int i = 0; i < 5; i++) {
-			CHECK(t_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+			CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
 			t_sleep_ns(30000000); /* a few refreshes of the page meanwhile */
-			CHECK(t_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+			CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
 			t_sleep_ns(30000000);
 		}
 		left = get_attr("failslab", "times") + get_attr("fail_page_alloc", "times");

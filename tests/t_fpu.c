@@ -76,7 +76,7 @@ static int expected_rungs(uint64_t *rungs)
 	uint64_t measured = xgetbv0() & 0x202ff, rung = 0;
 	int n = 0;
 
-	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
 		if (!(measured & groups[g]))
 			continue;
 		rung |= measured & groups[g];
@@ -377,49 +377,6 @@ static long keepers_end(long *rounds)
 
 /* ---- Files ---- */
 
-/* The whole file, in a buffer that stays valid until the next call; NULL with errno. */
-static char *read_file(const char *path)
-{
-	static char *buf;
-	static size_t cap;
-	int fd = open(path, O_RDONLY);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len + 1 >= cap) {
-			cap = cap ? 2 * cap : 1 << 16;
-			buf = realloc(buf, cap);
-			if (!buf)
-				t_die("realloc");
-		}
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	close(fd);
-	return buf;
-}
-
-static int as_nobody(int (*fn)(void))
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		if (setgid(NOBODY) || setuid(NOBODY))
-			_exit(100);
-		_exit(fn());
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 /* Root, without CAP_SYS_ADMIN and CAP_PERFMON in its effective set. */
 static int as_root_without_caps(int (*fn)(void))
 {
@@ -485,10 +442,10 @@ static void *compete(void *arg)
 	uint64_t prev;
 
 	t_pin(0);
-	prev = t_mono_ns();
+	prev = mono_ns();
 	c->ready = 1;
 	while (!c->stop) {
-		uint64_t now = t_mono_ns();
+		uint64_t now = mono_ns();
 
 		if (c->reset) {
 			c->reset = 0;
@@ -515,7 +472,7 @@ static void t_unpin(void)
 
 static bool live_state(const char *which, const char *state)
 {
-	char pat[64], *s = read_file(LIVE);
+	char pat[64], *s = file_read_all(LIVE, NULL);
 
 	snprintf(pat, sizeof(pat), "%s: %s", which, state);
 	return s && strstr(s, pat);
@@ -523,7 +480,7 @@ static bool live_state(const char *which, const char *state)
 
 static bool probed(const char *func)
 {
-	char *s = read_file(KPROBES);
+	char *s = file_read_all(KPROBES, NULL);
 
 	return s && strstr(s, func);
 }
@@ -649,11 +606,11 @@ static const char *long_run_req(long target_ms)
 	char *s;
 
 	if (!ms_per_1000) {
-		uint64_t t0 = t_mono_ns();
+		uint64_t t0 = mono_ns();
 
 		if (!fpu_run("samples=1000 max_ms=60000", &s)) {
 			free(s);
-			ms_per_1000 = (t_mono_ns() - t0) / 1000000 + 1;
+			ms_per_1000 = (mono_ns() - t0) / 1000000 + 1;
 			printf("#   1000 samples took %llu ms\n", (unsigned long long)ms_per_1000);
 		}
 	}
@@ -678,7 +635,7 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 
-	w->err = t_write_file(w->path, w->val) ? errno : 0;
+	w->err = file_write(w->path, w->val) ? errno : 0;
 	w->done = 1;
 	return NULL;
 }
@@ -754,9 +711,9 @@ int main(void)
 		REQUIRE(stat(FPU, &st) == 0, "stat: %s", strerror(errno));
 		CHECK_EQ(st.st_mode & 07777, 0600);
 		CHECK_EQ(st.st_uid, 0);
-		CHECK_EQ(as_nobody(open_fpu), EACCES);
+		CHECK_EQ(t_as_nobody(open_fpu), EACCES);
 		CHECK_EQ(as_root_without_caps(open_fpu), EPERM);
-		CHECK_EQ(as_nobody(open_live), EACCES);
+		CHECK_EQ(t_as_nobody(open_live), EACCES);
 		CHECK(stat(LIVE, &st) == 0 && (st.st_mode & 07777) == 0400, "mode %o",
 		      st.st_mode & 07777);
 	}
@@ -784,9 +741,9 @@ int main(void)
 		int k = 0;
 
 		snprintf(req, sizeof(req), "samples=%d max_ms=60000", SAMPLES);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		REQUIRE(fpu_run(req, &run.text) == 0, "run: %s", strerror(errno));
-		printf("%s#   %.0f ms\n", run.text, (t_mono_ns() - t0) / 1e6);
+		printf("%s#   %.0f ms\n", run.text, (mono_ns() - t0) / 1e6);
 		parse_rows(&run);
 		for (int op = 0; op < 6; op++) {
 			if (!cpu_flag(op_flags[op]))
@@ -1006,15 +963,15 @@ int main(void)
 		uint64_t t0;
 
 		sigaction(SIGALRM, &sa, NULL);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		setitimer(ITIMER_REAL, &it, NULL);
 		CHECK_ERRNO(fpu_run("samples=100000 max_ms=5000", &s), EINTR);
-		printf("#   interrupted after %.0f ms\n", (t_mono_ns() - t0) / 1e6);
-		CHECK(t_mono_ns() - t0 < 10000000000ull, "took %.0f ms", (t_mono_ns() - t0) / 1e6);
-		t0 = t_mono_ns();
+		printf("#   interrupted after %.0f ms\n", (mono_ns() - t0) / 1e6);
+		CHECK(mono_ns() - t0 < 10000000000ull, "took %.0f ms", (mono_ns() - t0) / 1e6);
+		t0 = mono_ns();
 		CHECK_ERRNO(fpu_run("samples=100000 max_ms=200", &s), ETIME);
-		printf("#   bounded after %.0f ms\n", (t_mono_ns() - t0) / 1e6);
-		CHECK(t_mono_ns() - t0 < 10000000000ull, "took %.0f ms", (t_mono_ns() - t0) / 1e6);
+		printf("#   bounded after %.0f ms\n", (mono_ns() - t0) / 1e6);
+		CHECK(mono_ns() - t0 < 10000000000ull, "took %.0f ms", (mono_ns() - t0) / 1e6);
 		CHECK(fpu_run("samples=10", &s) == 0, "a run after them: %s", strerror(errno));
 		free(s);
 	}
@@ -1028,9 +985,9 @@ int main(void)
 		while (!comp.ready)
 			sched_yield();
 		comp.reset = 1;
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		CHECK_ERRNO(fpu_run("samples=100000 max_ms=3000", &s), ETIME);
-		wall = t_mono_ns() - t0;
+		wall = mono_ns() - t0;
 		comp.stop = 1;
 		pthread_join(comp.th, NULL);
 		printf("#   over a %.0f ms run, the other thread waited %.0f ms at most\n",
@@ -1046,32 +1003,33 @@ int main(void)
 	TEST("the csf_fpu events print the series' format, in a system of their own") {
 		const char *f;
 
-		f = read_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/format");
+		f = file_read_all(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/format", NULL);
 		REQUIRE(f, "no event csf_fpu/x86_fpu_latency_xsave: %s", strerror(errno));
 		CHECK(strstr(f, "print fmt: \"x86/fpu: latency:%lld RFBM:0x%llx XINUSE:0x%llx\", "
 				"REC->latency, REC->rfbm, REC->xinuse"),
 		      "%s", f);
-		CHECK(read_file(TRACING "/events/csf_fpu/x86_fpu_latency_xrstor/format"), "xrstor");
+		CHECK(file_read_all(TRACING "/events/csf_fpu/x86_fpu_latency_xrstor/format", NULL),
+		      "xrstor");
 		CHECK(stat(TRACING "/events/x86_fpu/x86_fpu_latency_xsave", &st) && errno == ENOENT,
 		      "the event joined the kernel's x86_fpu system");
 		CHECK(!stat(TRACING "/events/x86_fpu", &st), "the kernel's x86_fpu system is gone");
 		CHECK(live_state("xsave", "off") && live_state("xrstor", "off"), "%s",
-		      read_file(LIVE));
+		      file_read_all(LIVE, NULL));
 		CHECK(!probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
-		      "probes while off: %s", read_file(KPROBES));
+		      "probes while off: %s", file_read_all(KPROBES, NULL));
 	}
 
 	TEST("enabling an event arms its probe only; disabling it disarms") {
-		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1"),
+		REQUIRE(!file_write(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1"),
 			"enable: %s", strerror(errno));
 		CHECK(live_state("xsave", "on") && live_state("xrstor", "off"), "%s",
-		      read_file(LIVE));
+		      file_read_all(LIVE, NULL));
 		CHECK(probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
-		      "%s", read_file(KPROBES));
-		CHECK(!t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "0"),
+		      "%s", file_read_all(KPROBES, NULL));
+		CHECK(!file_write(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "0"),
 		      "disable: %s", strerror(errno));
-		CHECK(live_state("xsave", "off"), "%s", read_file(LIVE));
-		CHECK(!probed("save_fpregs_to_fpstate"), "%s", read_file(KPROBES));
+		CHECK(live_state("xsave", "off"), "%s", file_read_all(LIVE, NULL));
+		CHECK(!probed("save_fpregs_to_fpstate"), "%s", file_read_all(KPROBES, NULL));
 	}
 
 	/*
@@ -1085,25 +1043,25 @@ int main(void)
 		int status, self = -1, wide;
 		pid_t pid;
 
-		s = read_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/id");
+		s = file_read_all(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/id", NULL);
 		REQUIRE(s && (tp_xsave_id = atoi(s)) > 0, "id: %s", strerror(errno));
-		s = read_file("/proc/sys/kernel/perf_event_paranoid");
+		s = file_read_all("/proc/sys/kernel/perf_event_paranoid", NULL);
 		REQUIRE(s, "perf_event_paranoid: %s", strerror(errno));
 		snprintf(paranoid, sizeof(paranoid), "%.*s", (int)strcspn(s, "\n"), s);
-		REQUIRE(!t_write_file("/proc/sys/kernel/perf_event_paranoid", "2"), "paranoid: %s",
+		REQUIRE(!file_write("/proc/sys/kernel/perf_event_paranoid", "2"), "paranoid: %s",
 			strerror(errno));
 		/* a calibration by root first: the last arming then succeeded */
-		CHECK(!t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1") &&
-			      !t_write_file(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable",
-					    "0"),
+		CHECK(!file_write(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable", "1") &&
+			      !file_write(TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable",
+					  "0"),
 		      "enable: %s", strerror(errno));
-		CHECK(live_state("xsave", "off;"), "%s", read_file(LIVE));
+		CHECK(live_state("xsave", "off;"), "%s", file_read_all(LIVE, NULL));
 
-		wide = as_nobody(perf_cpu_wide);
+		wide = t_as_nobody(perf_cpu_wide);
 		printf("#   CPU-wide: %s\n", wide ? strerror(wide) : "opened");
 		CHECK(wide != 0, "nobody opened the event CPU-wide");
 		CHECK(live_state("xsave", "off (last arming failed: -1)"),
-		      "the refused open calibrated the probe: %s", read_file(LIVE));
+		      "the refused open calibrated the probe: %s", file_read_all(LIVE, NULL));
 
 		REQUIRE(!pipe(perf_go) && !pipe(perf_ready), "pipe");
 		pid = fork();
@@ -1119,14 +1077,15 @@ int main(void)
 			self = (unsigned char)c;
 		printf("#   on itself, exclude_kernel: %s\n", self ? strerror(self) : "opened");
 		CHECK(live_state("xsave", "off") && !probed("save_fpregs_to_fpstate"),
-		      "armed for nobody: %s%s", read_file(LIVE), read_file(KPROBES));
+		      "armed for nobody: %s%s", file_read_all(LIVE, NULL),
+		      file_read_all(KPROBES, NULL));
 		CHECK(self > 0, "nobody's open: %d", self);
 		close(perf_go[1]);
 		close(perf_ready[0]);
 		waitpid(pid, &status, 0);
 		CHECK(live_state("xsave", "off") && !probed("save_fpregs_to_fpstate"), "%s",
-		      read_file(LIVE));
-		t_write_file("/proc/sys/kernel/perf_event_paranoid", paranoid);
+		      file_read_all(LIVE, NULL));
+		file_write("/proc/sys/kernel/perf_event_paranoid", paranoid);
 	}
 
 	TEST("live events from the switch and return paths, in the series' format") {
@@ -1134,16 +1093,16 @@ int main(void)
 		long rounds;
 		uint64_t user = rungs[nrungs - 1];
 
-		t_write_file(TRACING "/trace", "");
-		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+		file_write(TRACING "/trace", "");
+		REQUIRE(!file_write(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
 			strerror(errno));
 		keepers_start();
 		t_sleep_ns(500000000);
 		CHECK_EQ(keepers_end(&rounds), 0);
-		CHECK(!t_write_file(TRACING "/events/csf_fpu/enable", "0"), "disable: %s",
+		CHECK(!file_write(TRACING "/events/csf_fpu/enable", "0"), "disable: %s",
 		      strerror(errno));
-		printf("#   %s", read_file(LIVE));
-		s = read_file(TRACING "/trace");
+		printf("#   %s", file_read_all(LIVE, NULL));
+		s = file_read_all(TRACING "/trace", NULL);
 		REQUIRE(s, "trace: %s", strerror(errno));
 		for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
 			unsigned long long rfbm = 0, xinuse = 0;
@@ -1199,7 +1158,7 @@ int main(void)
 		int status;
 		pid_t pid;
 
-		REQUIRE(!t_write_file(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
+		REQUIRE(!file_write(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
 			strerror(errno));
 		pid = fork();
 		if (pid == 0) {
@@ -1218,8 +1177,8 @@ int main(void)
 		kill(pid, SIGINT);
 		waitpid(pid, &status, 0);
 		keepers_end(&rounds);
-		t_write_file(TRACING "/events/csf_fpu/enable", "0");
-		s = read_file(out);
+		file_write(TRACING "/events/csf_fpu/enable", "0");
+		s = file_read_all(out, NULL);
 		printf("%s", s ? s : "(no output)\n");
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
 		CHECK(s && strstr(s, "# " TRACING "/trace_pipe: ") &&
@@ -1285,7 +1244,7 @@ int main(void)
 		struct writer w = { .path = TRACING "/events/csf_fpu/x86_fpu_latency_xsave/enable",
 				    .val = "1" };
 		int tries = 0, ok = 0, judged = 0;
-		uint64_t t0 = t_mono_ns();
+		uint64_t t0 = mono_ns();
 		long arm_ms, check_ms;
 
 		/*
@@ -1294,9 +1253,9 @@ int main(void)
 		 * kernel's check (the probed loop only) can be shorter than its arming, and a try
 		 * there is told, not judged.
 		 */
-		REQUIRE(!t_write_file(w.path, "1") && !t_write_file(w.path, "0"), "enable: %s",
+		REQUIRE(!file_write(w.path, "1") && !file_write(w.path, "0"), "enable: %s",
 			strerror(errno));
-		arm_ms = (long)((t_mono_ns() - t0) / 1000000);
+		arm_ms = (long)((mono_ns() - t0) / 1000000);
 		printf("#   arming and disarming took %ld ms\n", arm_ms);
 		sigaction(SIGUSR1, &sa, NULL);
 		while (tries++ < 3 && !ok) {
@@ -1304,21 +1263,21 @@ int main(void)
 
 			reader_start(&a, long_run_req(50000), 0);
 			if (reader_probing(&a)) {
-				t0 = t_mono_ns();
+				t0 = mono_ns();
 				w.done = 0;
 				pthread_create(&w.th, NULL, writer_main, &w);
 				t_sleep_ns(10000000);
-				other = !t_write_file(TRACING "/events/sched/sched_wakeup/enable",
-						      "1") &&
-					!t_write_file(TRACING "/events/sched/sched_wakeup/enable",
-						      "0");
+				other = !file_write(TRACING "/events/sched/sched_wakeup/enable",
+						    "1") &&
+					!file_write(TRACING "/events/sched/sched_wakeup/enable",
+						    "0");
 				other = other && probed("csf_fpu_ref");
 				while (!w.done && !a.done)
 					t_sleep_ns(1000000);
 				during = w.done && probed("csf_fpu_ref");
 				while (!a.done && probed("csf_fpu_ref"))
 					t_sleep_ns(1000000);
-				check_ms = (long)((t_mono_ns() - t0) / 1000000);
+				check_ms = (long)((mono_ns() - t0) / 1000000);
 				pthread_join(w.th, NULL);
 				printf("#   try %d: the other event %s, the csf_fpu event %s; the probe "
 				       "check lasted %ld ms or more\n",
@@ -1329,7 +1288,7 @@ int main(void)
 				if (!ok && check_ms < 3 * arm_ms)
 					tries = 3; /* no other try would be judged either */
 				CHECK(!w.err, "enable: %s", strerror(w.err));
-				t_write_file(w.path, "0");
+				file_write(w.path, "0");
 			}
 			pthread_kill(a.th, SIGUSR1);
 			pthread_join(a.th, NULL);
@@ -1344,7 +1303,7 @@ int main(void)
 			       arm_ms);
 		CHECK(ok || !judged, "the enables waited for the run's probe check, %d times",
 		      tries - 1);
-		CHECK(live_state("xsave", "off"), "%s", read_file(LIVE));
+		CHECK(live_state("xsave", "off"), "%s", file_read_all(LIVE, NULL));
 	}
 
 	TEST("probes on and off in a loop, with calibrated runs and threads that keep registers") {
@@ -1353,18 +1312,18 @@ int main(void)
 
 		keepers_start();
 		for (int i = 0; i < 8; i++) {
-			fails += t_write_file(TRACING "/events/csf_fpu/enable", "1") != 0;
+			fails += file_write(TRACING "/events/csf_fpu/enable", "1") != 0;
 			fails += !live_state("xsave", "on") || !live_state("xrstor", "on");
 			if (i % 4 == 0) {
 				fails += fpu_run("samples=20", &s) != 0;
 				free(s);
 			}
 			t_sleep_ns(20000000);
-			fails += t_write_file(TRACING "/events/csf_fpu/enable", "0") != 0;
+			fails += file_write(TRACING "/events/csf_fpu/enable", "0") != 0;
 			fails += !live_state("xsave", "off") || !live_state("xrstor", "off");
 		}
 		bad = keepers_end(&rounds);
-		printf("#   %ld rounds of 50 yields\n#   %s", rounds, read_file(LIVE));
+		printf("#   %ld rounds of 50 yields\n#   %s", rounds, file_read_all(LIVE, NULL));
 		CHECK_EQ(fails, 0);
 		CHECK_EQ(bad, 0);
 		/*
@@ -1374,14 +1333,14 @@ int main(void)
 		 * So, with the keepers gone, a few more runs until one shows it.
 		 */
 		for (int i = 0; i < 10; i++) {
-			s = read_file(LIVE);
+			s = file_read_all(LIVE, NULL);
 			REQUIRE(s, "%s", strerror(errno));
 			if (strstr(s, " kernel_fpu_begin_mask") || i == 9)
-				break; /* read_file()'s buffer: not freed */
-			t_write_file(TRACING "/events/csf_fpu/enable", "1");
+				break; /* file_read_all()'s buffer: not freed */
+			file_write(TRACING "/events/csf_fpu/enable", "1");
 			if (fpu_run("samples=20", &s) == 0)
 				free(s);
-			t_write_file(TRACING "/events/csf_fpu/enable", "0");
+			file_write(TRACING "/events/csf_fpu/enable", "0");
 		}
 		s[strcspn(s, "\n")] = 0; /* the xsave line */
 		CHECK(strstr(s, "__switch_to*") && strstr(s, " kernel_fpu_begin_mask") &&
@@ -1389,8 +1348,8 @@ int main(void)
 			      !strstr(s, "other callers 0;"),
 		      "%s", s);
 		CHECK(!probed("save_fpregs_to_fpstate") && !probed("restore_fpregs_from_fpstate"),
-		      "%s", read_file(KPROBES));
-		t_write_file(TRACING "/trace", "");
+		      "%s", file_read_all(KPROBES, NULL));
+		file_write(TRACING "/trace", "");
 	}
 
 	return t_done("t_fpu");

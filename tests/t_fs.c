@@ -16,25 +16,6 @@
 #include "../include/uapi/coarse_stat_fs.h"
 
 #define MNT CSF_MOUNT_POINT
-#define NOBODY 65534
-
-/* Run fn as an unprivileged user in a child; returns fn's exit status. */
-static int as_nobody(int (*fn)(void))
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		t_die("fork");
-	if (pid == 0) {
-		if (setgid(NOBODY) || setuid(NOBODY))
-			_exit(100);
-		_exit(fn());
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
 
 static int nobody_open_rdwr(void)
 {
@@ -57,7 +38,7 @@ int main(void)
 		      { CSF_CPU_FILE, 0444 },
 		      { CSF_SLICES_FILE, 0400 },
 		      { CSF_FPU_FILE, 0600 } };
-	enum { NFILES = sizeof(files) / sizeof(files[0]) };
+	enum { NFILES = ARRAY_SIZE(files) };
 	struct statfs sfs;
 	struct stat st;
 
@@ -112,8 +93,8 @@ int main(void)
 	}
 
 	TEST("an unprivileged user may not open for writing or mount") {
-		CHECK_EQ(as_nobody(nobody_open_rdwr), EACCES);
-		CHECK_EQ(as_nobody(nobody_mount), EPERM);
+		CHECK_EQ(t_as_nobody(nobody_open_rdwr), EACCES);
+		CHECK_EQ(t_as_nobody(nobody_mount), EPERM);
 	}
 
 	TEST("unknown mount options are refused") {

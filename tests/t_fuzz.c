@@ -168,7 +168,7 @@ static void *note_map(void *p)
 
 static bool expired(void)
 {
-	return t_mono_ns() >= g_deadline;
+	return mono_ns() >= g_deadline;
 }
 
 /* ---- Descriptors and mappings of this thread ---- */
@@ -465,7 +465,7 @@ static int rand_open_flags(struct fz *f)
 
 	if (tk_below(&f->rng, 2))
 		for (int i = (int)tk_below(&f->rng, 4); i > 0; i--)
-			flags |= open_flags[tk_below(&f->rng, sizeof(open_flags) / sizeof(int))];
+			flags |= open_flags[tk_below(&f->rng, ARRAY_SIZE(open_flags))];
 	return flags;
 }
 
@@ -704,7 +704,7 @@ static void op_madvise(struct fz *f)
 				      MADV_SOFT_OFFLINE,
 				      12345 };
 	struct map *m = pick_map(f);
-	int a = advice[tk_below(&f->rng, sizeof(advice) / sizeof(int))];
+	int a = advice[tk_below(&f->rng, ARRAY_SIZE(advice))];
 
 	if (!m)
 		return;
@@ -1417,7 +1417,7 @@ static int exec_child(const char *seed)
 
 	st = &local;
 	handlers();
-	g_deadline = t_mono_ns() + 5000000000ull;
+	g_deadline = mono_ns() + 5000000000ull;
 	fz_init(&f, strtoull(seed, NULL, 0), 2);
 	for (int fd = 3, i = 0; fd < 256 && i < NFDS; fd++)
 		if (fd_kind(fd) != K_OTHER)
@@ -1443,7 +1443,7 @@ static int show_stuck(void)
 		DIR *tp;
 
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if (pid <= 0 || tk_read_file(path, buf, sizeof(buf)) <= 0 ||
+		if (pid <= 0 || file_read(path, buf, sizeof(buf)) <= 0 ||
 		    atoi(strrchr(buf, ')') ? strrchr(buf, ')') + 4 : "0") != getpid())
 			continue; /* ")" is followed by " S PPID" */
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -1452,10 +1452,10 @@ static int show_stuck(void)
 			if (t->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, t->d_name);
-			tk_read_file(path, buf, sizeof(buf));
+			file_read(path, buf, sizeof(buf));
 			printf("# fuzz: stuck task %s: %s", t->d_name, buf);
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, t->d_name);
-			if (tk_read_file(path, buf, sizeof(buf)) > 0) {
+			if (file_read(path, buf, sizeof(buf)) > 0) {
 				printf("%s", buf);
 				in_module += strstr(buf, "[coarse_stat_fs]") != NULL;
 			}
@@ -1546,7 +1546,7 @@ int main(int argc, char **argv)
 	/* Orphans of a round come back here, to be killed and reaped with it. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	base = t_module_refs();
-	end = t_mono_ns() + (uint64_t)(seconds * 1e9);
+	end = mono_ns() + (uint64_t)(seconds * 1e9);
 	printf("# fuzz: %d processes x %d threads x %d operations a round, %.0f s, first seed %llu%s\n",
 	       procs, nthreads, ops, seconds, (unsigned long long)seed,
 	       repeat ? " (repeated)" : "");
@@ -1555,7 +1555,7 @@ int main(int argc, char **argv)
 		for (round_seed = seed; !rounds || done < rounds; round_seed += repeat ? 0 : 1) {
 			int socks[8][2], refs, r, alive;
 			pid_t pids[8], pgids[8];
-			uint64_t now = t_mono_ns(), limit;
+			uint64_t now = mono_ns(), limit;
 
 			if (now >= end && (!rounds || done > 0))
 				break;
@@ -1608,7 +1608,7 @@ int main(int argc, char **argv)
 					}
 					continue;
 				}
-				if (t_mono_ns() > limit) {
+				if (mono_ns() > limit) {
 					printf("# fuzz: seed %llu: %d processes still running 30 s after the round\n",
 					       (unsigned long long)round_seed, alive);
 					/*
@@ -1627,14 +1627,14 @@ int main(int argc, char **argv)
 			/* What the round's processes started and left behind goes too. */
 			for (int i = 0; i < procs; i++)
 				kill(-pgids[i], SIGKILL);
-			for (uint64_t give_up = t_mono_ns() + 30000000000ull;;) {
+			for (uint64_t give_up = mono_ns() + 30000000000ull;;) {
 				pid_t r = waitpid(-1, NULL, WNOHANG);
 
 				if (r < 0)
 					break; /* no child left */
 				if (r > 0)
 					continue;
-				if (t_mono_ns() > give_up) {
+				if (mono_ns() > give_up) {
 					printf("# fuzz: seed %llu: processes left 30 s after SIGKILL\n",
 					       (unsigned long long)round_seed);
 					show_stuck();

@@ -123,11 +123,11 @@ int main(int argc, char **argv)
 			movers[i] = start_mover(i);
 		for (int i = 0; i < 2; i++)
 			pthread_create(&rd[i], NULL, reader, NULL);
-		end = t_mono_ns() + (uint64_t)(seconds * 1e9);
-		while (t_mono_ns() < end) {
-			CHECK(t_write_file(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+		end = mono_ns() + (uint64_t)(seconds * 1e9);
+		while (mono_ns() < end) {
+			CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
 			t_sleep_ns(tk_below(&rng, 20000000));
-			CHECK(t_write_file(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+			CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
 			t_sleep_ns(tk_below(&rng, 20000000));
 			if (atomic_fetch_add(&cycles, 1) % 4 == 3) {
 				int i = (int)tk_below(&rng, MOVERS);
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 			kill(movers[i], SIGKILL);
 			waitpid(movers[i], NULL, 0);
 		}
-		t_write_file(CPU1_ONLINE, "1");
+		file_write(CPU1_ONLINE, "1");
 		csf_cpu_unmap();
 		printf("FIGURE hotplug cycles %ld cpu-page-reads %ld snapshots %ld migrations %ld "
 		       "movers-killed %ld\n",

@@ -37,7 +37,7 @@ static int set_warn(unsigned int us)
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u", us);
-	return t_write_file(WARN, v);
+	return file_write(WARN, v);
 }
 
 static long read_long(const char *path)
@@ -151,7 +151,7 @@ static int long_slice_waiting(void)
 
 static int set_cpu1(int online)
 {
-	return t_write_file(CPU1, online ? "1" : "0");
+	return file_write(CPU1, online ? "1" : "0");
 }
 
 int main(int argc, char **argv)
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	}
 	t_pin(0);
 	/* Its stopper on CPU 1 would split the slice measured below. */
-	t_write_file("/proc/sys/kernel/soft_watchdog", "0");
+	file_write("/proc/sys/kernel/soft_watchdog", "0");
 	printf("# kernel BTF %s, PREEMPT_RT %s\n",
 	       access("/sys/kernel/btf/vmlinux", R_OK) ? "absent" : "present",
 	       t_preempt_rt() ? "yes" : "no");
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 
 	set_cpu1(1);
 	set_warn(0);
-	t_write_file("/proc/sys/kernel/soft_watchdog", "1");
+	file_write("/proc/sys/kernel/soft_watchdog", "1");
 	/* What the module said it learned, each time. */
 	fflush(stdout);
 	system("dmesg | grep 'slice watch' | sed 's/^/# /'");

@@ -38,7 +38,7 @@ static int set_param(const char *path, unsigned int v)
 	char s[16];
 
 	snprintf(s, sizeof(s), "%u", v);
-	return t_write_file(path, s);
+	return file_write(path, s);
 }
 
 /* A CPU list (such as "1" or "1-3,5") names cpu. */
@@ -47,7 +47,7 @@ static bool in_list(const char *path, int cpu)
 	char s[256];
 	int a, b, n;
 
-	if (tk_read_file(path, s, sizeof(s)) <= 0)
+	if (file_read(path, s, sizeof(s)) <= 0)
 		return false;
 	for (const char *p = s; sscanf(p, "%d%n", &a, &n) == 1; p += n + 1) {
 		b = a;
@@ -67,7 +67,7 @@ static long long irq_count(const char *row)
 	long long c0, c1 = -1;
 	char *l;
 
-	if (tk_read_file("/proc/interrupts", buf, sizeof(buf)) <= 0)
+	if (file_read("/proc/interrupts", buf, sizeof(buf)) <= 0)
 		return -1;
 	l = strstr(buf, row);
 	if (!l || sscanf(l + strlen(row), "%lld %lld", &c0, &c1) != 2)
@@ -80,7 +80,7 @@ static int ticks_on_cpu1(void)
 {
 	int n = 0;
 
-	if (tk_read_file(TRACING "/per_cpu/cpu1/trace", buf, sizeof(buf)) < 0)
+	if (file_read(TRACING "/per_cpu/cpu1/trace", buf, sizeof(buf)) < 0)
 		return -1;
 	for (char *l = buf; (l = strstr(l, "function=csf_tick")); l++)
 		n++;
@@ -168,7 +168,7 @@ static int spin_and_read(struct spin *s, struct seen *e)
 		pthread_join(w[i], NULL);
 	snprintf(want, sizeof(want), " cpu=1 tid=%d ", s->tid);
 	/* Up to 5 s for the end report: made on CPU 1, whose wakeup CPU 0's timer delivers. */
-	for (uint64_t end = t_mono_ns() + 5000 * MS; t_mono_ns() < end && len < sizeof(buf) - 1;) {
+	for (uint64_t end = mono_ns() + 5000 * MS; mono_ns() < end && len < sizeof(buf) - 1;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (poll(&p, 1, 100) <= 0)
@@ -233,7 +233,7 @@ int main(void)
 		printf("# t_isolated needs root\n");
 		return 4;
 	}
-	if (tk_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) > 0)
+	if (file_read("/proc/cmdline", cmdline, sizeof(cmdline)) > 0)
 		asked = strstr(cmdline, "isolcpus=") || strstr(cmdline, "nohz_full=");
 	printf("# isolated: %s; nohz_full: %s\n",
 	       in_list("/sys/devices/system/cpu/isolated", 1) ? "1" : "-",
@@ -253,12 +253,11 @@ int main(void)
 
 	TEST("by default: CPU 1's slice reported from CPU 0, no timer of the watch on CPU 1") {
 		REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
-		t_write_file(TRACING "/trace", "");
-		REQUIRE(t_write_file(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s",
-			strerror(errno));
+		file_write(TRACING "/trace", "");
+		REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
 		s = (struct spin){ .waiters = WAITERS };
 		REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
-		t_write_file(EXPIRE, "0");
+		file_write(EXPIRE, "0");
 		ticks = ticks_on_cpu1();
 		set_param(WARN, 0);
 		printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
@@ -287,12 +286,11 @@ int main(void)
 	TEST("slice_isolated=1 while the watch is on: CPU 1 runs its timer, stacks come back") {
 		REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
 		REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
-		t_write_file(TRACING "/trace", "");
-		REQUIRE(t_write_file(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s",
-			strerror(errno));
+		file_write(TRACING "/trace", "");
+		REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
 		s = (struct spin){ .waiters = 0 };
 		REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
-		t_write_file(EXPIRE, "0");
+		file_write(EXPIRE, "0");
 		ticks = ticks_on_cpu1();
 		printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
 		       "watch's timer on CPU 1\n",
@@ -316,6 +314,6 @@ int main(void)
 
 	set_param(WARN, 0);
 	set_param(ISOLATED, 0);
-	t_write_file(EXPIRE, "0");
+	file_write(EXPIRE, "0");
 	return t_done("t_isolated");
 }

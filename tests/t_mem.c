@@ -20,7 +20,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,39 +126,16 @@ static int run(const char *cmd)
 		run(cmd_);                                 \
 	})
 
-static int read_str(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	buf[0] = 0;
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = 0;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-static long read_long(const char *path)
-{
-	char buf[64];
-
-	if (read_str(path, buf, sizeof(buf)) || !buf[0])
-		return -1;
-	return strtol(buf, NULL, 0);
-}
-
 static bool stat_enabled(void)
 {
 	char v[8];
 
-	return !read_str(STAT_DIR "/enabled", v, sizeof(v)) && v[0] == 'Y';
+	return !file_read_value(STAT_DIR "/enabled", v, sizeof(v)) && v[0] == 'Y';
 }
 
 static bool set_stat(bool on)
 {
-	return !t_write_file(STAT_DIR "/enabled", on ? "Y" : "N") && stat_enabled() == on;
+	return !file_write(STAT_DIR "/enabled", on ? "Y" : "N") && stat_enabled() == on;
 }
 
 /*
@@ -169,7 +145,7 @@ static bool set_stat(bool on)
 static void check_clean(const char *after, long kdamond_pid)
 {
 	char path[64];
-	long nr = read_long(KDAMONDS "/nr_kdamonds");
+	long nr = file_read_ll(KDAMONDS "/nr_kdamonds");
 
 	CHECK(nr == 0, "after %s: nr_kdamonds %ld, expected 0", after, nr);
 	if (kdamond_pid > 0) {
@@ -359,11 +335,11 @@ static void check_reports(const struct rep *r, int n, double hot_b, double cold_
  */
 static int monitor(struct rep *r, int max, double *rate, const char *args)
 {
-	uint64_t b0 = loop_now(), t0 = t_mono_ns(), b1, t1;
+	uint64_t b0 = loop_now(), t0 = mono_ns(), b1, t1;
 	int rc = RUNF("csfcat mem %s --json --all", args), n;
 
 	b1 = loop_now();
-	t1 = t_mono_ns();
+	t1 = mono_ns();
 	*rate = (double)(b1 - b0) * 1e9 / (double)(t1 - t0);
 	CHECK_EQ(rc, 0);
 	n = parse_reps(r, max);
@@ -428,8 +404,8 @@ static long wait_kdamond_on(void)
 	char state[16];
 
 	for (int i = 0; i < 300; i++) {
-		if (!read_str(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on"))
-			return read_long(KD0 "/pid");
+		if (!file_read_value(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on"))
+			return file_read_ll(KD0 "/pid");
 		t_sleep_ns(100000000);
 	}
 	return -1;
@@ -479,49 +455,36 @@ static long start_foreign_kdamond(void)
 	char p[160];
 
 	ram_range(&s, &e);
-	if (t_write_file(KDAMONDS "/nr_kdamonds", "1") ||
-	    t_write_file(KD0 "/contexts/nr_contexts", "1"))
+	if (file_write(KDAMONDS "/nr_kdamonds", "1") ||
+	    file_write(KD0 "/contexts/nr_contexts", "1"))
 		return -1;
 	snprintf(p, sizeof(p), "%s/operations", ctx);
-	t_write_file(p, "paddr");
+	file_write(p, "paddr");
 	snprintf(p, sizeof(p), "%s/targets/nr_targets", ctx);
-	t_write_file(p, "1");
+	file_write(p, "1");
 	snprintf(p, sizeof(p), "%s/targets/0/regions/nr_regions", ctx);
-	t_write_file(p, "1");
+	file_write(p, "1");
 	snprintf(p, sizeof(p), "%s/targets/0/regions/0/start", ctx);
 	snprintf(v, sizeof(v), "%llu", s);
-	t_write_file(p, v);
+	file_write(p, v);
 	snprintf(p, sizeof(p), "%s/targets/0/regions/0/end", ctx);
 	snprintf(v, sizeof(v), "%llu", e);
-	t_write_file(p, v);
-	if (t_write_file(KD0 "/state", "on"))
+	file_write(p, v);
+	if (file_write(KD0 "/state", "on"))
 		return -1;
-	return read_long(KD0 "/pid");
+	return file_read_ll(KD0 "/pid");
 }
 
 static void stop_foreign_kdamond(void)
 {
-	t_write_file(KD0 "/state", "off");
-	t_write_file(KDAMONDS "/nr_kdamonds", "0");
+	file_write(KD0 "/state", "off");
+	file_write(KDAMONDS "/nr_kdamonds", "0");
 }
 
 static void *reap(void *pid)
 {
 	waitpid(*(pid_t *)pid, NULL, 0);
 	return NULL;
-}
-
-static bool kernel_at_least(long major, long minor)
-{
-	struct utsname u;
-	char *p;
-	long ma, mi;
-
-	if (uname(&u))
-		return true;
-	ma = strtol(u.release, &p, 10);
-	mi = *p == '.' ? strtol(p + 1, NULL, 10) : 0;
-	return ma > major || (ma == major && mi >= minor);
 }
 
 static ino_t inode_of(const char *path)
@@ -796,8 +759,8 @@ int main(void)
 		CHECK_EQ(run("csfcat mem --duration 1"), 1);
 		CHECK(strstr(errbuf, KD0) && strstr(errbuf, "kdamond pid"),
 		      "the owner is not named: %s", errbuf);
-		read_str(KD0 "/state", state, sizeof(state));
-		CHECK(!strcmp(state, "on") && read_long(KD0 "/pid") == foreign,
+		file_read_value(KD0 "/state", state, sizeof(state));
+		CHECK(!strcmp(state, "on") && file_read_ll(KD0 "/pid") == foreign,
 		      "csfcat touched the other kdamond: state %s", state);
 		stop_foreign_kdamond();
 		check_clean("stopping the other kdamond", foreign);
@@ -818,7 +781,7 @@ int main(void)
 				/* A second csfcat mem meanwhile waits its turn, touching nothing. */
 				CHECK_EQ(run("csfcat mem --duration 1"), 1);
 				CHECK(strstr(errbuf, "another csfcat mem"), "stderr: %s", errbuf);
-				CHECK(read_long(KD0 "/pid") == kd,
+				CHECK(file_read_ll(KD0 "/pid") == kd,
 				      "the second csfcat touched the first's");
 			}
 			kill(pid, sig);

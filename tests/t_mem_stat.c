@@ -30,7 +30,7 @@ static void put(const char *file, const char *val)
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/%s", root, file);
-	if (t_write_file(path, val))
+	if (file_write(path, val))
 		t_die("writing %s", path);
 }
 
@@ -121,10 +121,10 @@ int main(void)
 		put("sys/module/damon_stat/parameters/memory_idle_ms_percentiles", zeros);
 		put("sys/module/damon_stat/parameters/estimated_memory_bandwidth", "0");
 		setenv("CSFCAT_MEM_WAIT_S", "2", 1);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		CHECK_EQ(mem(""), 1);
-		CHECK((t_mono_ns() - t0) / 1000000000 < 30, "waited %.1f s",
-		      (double)(t_mono_ns() - t0) / 1e9);
+		CHECK((mono_ns() - t0) / 1000000000 < 30, "waited %.1f s",
+		      (double)(mono_ns() - t0) / 1e9);
 		HAS("waiting for its first, up to 2 s");
 		HAS("no results from DAMON_STAT after 2 s of waiting: estimated_memory_bandwidth and "
 		    "memory_idle_ms_percentiles");

@@ -90,8 +90,8 @@ static void child(void)
 	if (csf_thread_snap(&s))
 		_exit(12);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (t_write_file(TINY "/cgroup.procs", pid) ||
-	    t_write_file("/proc/self/oom_score_adj", "-1000"))
+	if (file_write(TINY "/cgroup.procs", pid) ||
+	    file_write("/proc/self/oom_score_adj", "-1000"))
 		_exit(10);
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, opener, NULL))
@@ -113,9 +113,9 @@ static long long settled_usage(void)
 
 	for (int i = 0; i < 50; i++) {
 		prev = cur;
-		t_write_file(TINY "/memory.max", "0");
+		file_write(TINY "/memory.max", "0");
 		t_sleep_ns(20000000);
-		cur = tk_read_ll(TINY "/memory.current");
+		cur = file_read_ll(TINY "/memory.current");
 		if (cur == prev)
 			break;
 	}
@@ -141,14 +141,14 @@ static void round_(bool kill_it, int base)
 	cur = settled_usage();
 	/* Room for about three objects and their pages beyond what the child already uses. */
 	snprintf(max, sizeof(max), "%lld", cur + 3LL * 8192);
-	CHECK(t_write_file(TINY "/memory.max", max) == 0, "memory.max: %s", strerror(errno));
+	CHECK(file_write(TINY "/memory.max", max) == 0, "memory.max: %s", strerror(errno));
 	atomic_store(&sh->go, 1);
 	if (kill_it) {
 		t_sleep_ns(3000000);
 		kill(pid, SIGKILL);
 	}
 	waitpid(pid, &status, 0);
-	t_write_file(TINY "/memory.max", "max");
+	file_write(TINY "/memory.max", "max");
 	printf("#   %s: memory.current %lld, memory.max %s: %d mapped, %d ENOMEM, %d other errors"
 	       "; %d stopped waiting for the others\n",
 	       kill_it ? "killed" : "to the end", cur, max, atomic_load(&sh->ok),
@@ -165,7 +165,7 @@ static void round_(bool kill_it, int base)
 	CHECK_EQ(atomic_load(&sh->other), 0);
 	CHECK_EQ(t_module_refs_settle(base), base);
 	/* The objects' charges go with them: the pages freed an RCU grace period after exit. */
-	for (int i = 0; i < 100 && (cur = tk_read_ll(TINY "/memory.current")) > 0; i++)
+	for (int i = 0; i < 100 && (cur = file_read_ll(TINY "/memory.current")) > 0; i++)
 		t_sleep_ns(20000000);
 	printf("#   memory.current after the child: %lld\n", cur);
 	CHECK(rmdir(TINY) == 0, "rmdir %s: %s", TINY, strerror(errno));
@@ -184,10 +184,10 @@ int main(void)
 
 		if (access(CG "/cgroup.controllers", F_OK))
 			mount("cgroup2", CG, "cgroup2", 0, NULL);
-		if (tk_read_file(CG "/cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
+		if (file_read(CG "/cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
 		    !strstr(ctl, "memory"))
 			SKIP("no cgroup v2 memory controller");
-		t_write_file(CG "/cgroup.subtree_control", "+memory");
+		file_write(CG "/cgroup.subtree_control", "+memory");
 		t_sleep_ns(20000000);
 		base = t_module_refs();
 		round_(false, base);

@@ -31,10 +31,10 @@ static int delete_module(void)
 
 static void *racer(void *arg)
 {
-	uint64_t give_up = t_mono_ns() + 10000000000ull;
+	uint64_t give_up = mono_ns() + 10000000000ull;
 
 	(void)arg;
-	while (!atomic_load(&unloaded) && t_mono_ns() < give_up) {
+	while (!atomic_load(&unloaded) && mono_ns() < give_up) {
 		if (delete_module() == 0 || errno == ENOENT)
 			atomic_store(&unloaded, 1);
 		else

@@ -56,7 +56,7 @@ static void set_warn(unsigned int us)
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u", us);
-	if (t_write_file(WARN, v))
+	if (file_write(WARN, v))
 		t_die("slice_warn_us=%u", us);
 }
 
@@ -104,7 +104,7 @@ static void *collector(void *arg)
 		batch++;
 		for (char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = 0;
-			parse(line, t_mono_ns(), batch);
+			parse(line, mono_ns(), batch);
 		}
 	}
 	return NULL;
@@ -178,10 +178,10 @@ struct spinner {
 /* Spin for ns, noting the longest gap between two clock reads: time the vCPU did not run. */
 static uint64_t spin_gaps(uint64_t ns)
 {
-	uint64_t now = t_mono_ns(), end = now + ns, gap = 0;
+	uint64_t now = mono_ns(), end = now + ns, gap = 0;
 
 	while (now < end) {
-		uint64_t t = t_mono_ns();
+		uint64_t t = mono_ns();
 
 		if (t - now > gap)
 			gap = t - now;
@@ -221,11 +221,11 @@ static uint64_t t_thread_cpu_ns(void)
 /* Spin for ns; the CPU time charged in steps of over 0.5 ms, in which the loop did not run. */
 static uint64_t spin_charged(uint64_t ns, uint64_t *max_gap)
 {
-	uint64_t now = t_mono_ns(), end = now + ns, c = t_thread_cpu_ns(), charged = 0;
+	uint64_t now = mono_ns(), end = now + ns, c = t_thread_cpu_ns(), charged = 0;
 
 	*max_gap = 0;
 	while (now < end) {
-		uint64_t t = t_mono_ns(), c2 = t_thread_cpu_ns();
+		uint64_t t = mono_ns(), c2 = t_thread_cpu_ns();
 
 		if (t - now > *max_gap)
 			*max_gap = t - now;
@@ -254,12 +254,12 @@ static void *spin(void *arg)
 		return NULL;
 	if (s->go)
 		pthread_barrier_wait(s->go);
-	s->began = t_mono_ns();
+	s->began = mono_ns();
 	if (s->charge)
 		s->charged = spin_charged(s->spin_ns, &s->max_gap);
 	else
 		s->max_gap = spin_gaps(s->spin_ns);
-	s->ended = t_mono_ns();
+	s->ended = mono_ns();
 	t_sleep_ns(20 * MS); /* the end of the slice */
 	return NULL;
 }
@@ -429,18 +429,17 @@ int main(void)
 	 * The soft-lockup watchdog runs a stopper on every CPU every few seconds, which preempts
 	 * even SCHED_FIFO 99 and would split the slices measured here: off for the test.
 	 */
-	t_write_file("/proc/sys/kernel/soft_watchdog", "0");
+	file_write("/proc/sys/kernel/soft_watchdog", "0");
 	set_warn(0);
 
 	TEST("the watch off: no probe runs, no timer is queued") {
 		long before, on, after;
 
 		mount("nodev", TRACING, "tracefs", 0, NULL);
-		REQUIRE(t_write_file(TRACING "/kprobe_events",
-				     "p:csf_hits coarse_stat_fs:csf_switch_probe") == 0,
+		REQUIRE(file_write(TRACING "/kprobe_events",
+				   "p:csf_hits coarse_stat_fs:csf_switch_probe") == 0,
 			"kprobe event: %s", strerror(errno));
-		REQUIRE(t_write_file(TRACING "/events/kprobes/csf_hits/enable", "1") == 0,
-			"enable");
+		REQUIRE(file_write(TRACING "/events/kprobes/csf_hits/enable", "1") == 0, "enable");
 		before = probe_hits();
 		ping_pong(500);
 		CHECK(!timer_listed("csf_tick"), "a watch timer queued while off");
@@ -459,8 +458,8 @@ int main(void)
 		CHECK(!timer_listed("csf_tick"), "a watch timer left queued after off");
 		printf("#   probe hits: off %ld, on %ld, off again %ld\n", before, on - before,
 		       after - on);
-		t_write_file(TRACING "/events/kprobes/csf_hits/enable", "0");
-		t_write_file(TRACING "/kprobe_events", "-:csf_hits");
+		file_write(TRACING "/events/kprobes/csf_hits/enable", "0");
+		file_write(TRACING "/kprobe_events", "-:csf_hits");
 	}
 
 	set_warn(threshold / 1000);
@@ -555,9 +554,9 @@ int main(void)
 
 		t_pin(0);
 		collect_start();
-		began = t_mono_ns();
+		began = mono_ns();
 		rc = system("insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 stop_ms=300");
-		ended = t_mono_ns();
+		ended = mono_ns();
 		collect_stop();
 		system("rmmod csf_selftest");
 		REQUIRE(rc == 0, "insmod csf_selftest action=stopper: status %d", rc);
@@ -772,7 +771,7 @@ int main(void)
 			int bad = setgid(NOBODY) || setuid(NOBODY);
 
 			bad |= (open(SLICES, O_RDONLY) != -1 || errno != EACCES) << 1;
-			bad |= (t_write_file(WARN, "0") == 0) << 2;
+			bad |= (file_write(WARN, "0") == 0) << 2;
 			_exit(bad);
 		}
 		waitpid(pid, &st, 0);
@@ -854,8 +853,8 @@ int main(void)
 		 * For 3 s at least: a single-threaded emulator switches vCPUs every few ms only, and
 		 * a race needs a switch inside a read.
 		 */
-		until = t_mono_ns() + 3000 * MS;
-		for (; rounds < 20 || t_mono_ns() < until; rounds++) {
+		until = mono_ns() + 3000 * MS;
+		for (; rounds < 20 || mono_ns() < until; rounds++) {
 			int fd = open(SLICES, O_RDONLY | O_NONBLOCK), n;
 			unsigned long long first, last;
 			size_t len = 0;
@@ -899,11 +898,11 @@ int main(void)
 		CHECK(!strcmp(line, "N\n"), "slice_printk %s by default", line);
 		s.name = "csf-quiet";
 		run_spinner(&s);
-		REQUIRE(t_write_file(PRINTK, "1") == 0, "slice_printk=1");
+		REQUIRE(file_write(PRINTK, "1") == 0, "slice_printk=1");
 		s.name = "csf-logged";
 		run_spinner(&s);
 		t_sleep_ns(100 * MS);
-		t_write_file(PRINTK, "0");
+		file_write(PRINTK, "0");
 		n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
 		REQUIRE(n > 0, "klogctl: %s", strerror(errno));
 		log[n] = 0;
@@ -928,11 +927,11 @@ int main(void)
 		size_t n;
 		FILE *f;
 
-		t_write_file(TRACING "/trace", "");
+		file_write(TRACING "/trace", "");
 		for (int i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), "%s/%s/enable", ev,
 				 i ? "csf_slice_end" : "csf_slice");
-			REQUIRE(t_write_file(path, "1") == 0, "enable %s", path);
+			REQUIRE(file_write(path, "1") == 0, "enable %s", path);
 		}
 		run_spinner(&s);
 		rc = system("insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 stop_ms=150");
@@ -940,7 +939,7 @@ int main(void)
 		for (int i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), "%s/%s/enable", ev,
 				 i ? "csf_slice_end" : "csf_slice");
-			t_write_file(path, "0");
+			file_write(path, "0");
 		}
 		/* Read while csf_selftest is loaded: its frames are symbolized as the text is made. */
 		f = fopen(TRACING "/trace", "r");
@@ -982,8 +981,8 @@ int main(void)
 		 */
 		set_warn(1000); /* 1 ms: the stopper's slices are reported */
 		t_pin(0);
-		t_write_file(TRACING "/tracing_on", "0");
-		ftrace = t_write_file(TRACING "/current_tracer", "function") == 0;
+		file_write(TRACING "/tracing_on", "0");
+		ftrace = file_write(TRACING "/current_tracer", "function") == 0;
 		collect_start();
 		for (int i = 0; i < 8 && offline_ok && !stuck; i++) {
 			char buf[65536];
@@ -991,16 +990,16 @@ int main(void)
 
 			/* Everything traced: the emulated CPUs' stop_machine() takes longer. */
 			if (ftrace)
-				t_write_file(TRACING "/tracing_on", "1");
-			if (t_write_file(CPU1_ONLINE, "0")) {
+				file_write(TRACING "/tracing_on", "1");
+			if (file_write(CPU1_ONLINE, "0")) {
 				if (ftrace)
-					t_write_file(TRACING "/tracing_on", "0");
+					file_write(TRACING "/tracing_on", "0");
 				offline_ok = false;
 				close(fd);
 				break;
 			}
 			if (ftrace)
-				t_write_file(TRACING "/tracing_on", "0");
+				file_write(TRACING "/tracing_on", "0");
 			while (read(fd, buf, sizeof(buf)) > 0)
 				;
 			/* A report of CPU 0's, now the only one: a 20 ms spin here. */
@@ -1011,20 +1010,20 @@ int main(void)
 				stuck++;
 			}
 			close(fd);
-			t_write_file(CPU1_ONLINE, "1");
+			file_write(CPU1_ONLINE, "1");
 			t_sleep_ns(20 * MS);
 		}
 		collect_stop();
 		if (ftrace) {
-			t_write_file(TRACING "/current_tracer", "nop");
-			t_write_file(TRACING "/tracing_on", "1");
+			file_write(TRACING "/current_tracer", "nop");
+			file_write(TRACING "/tracing_on", "1");
 		}
 		for (int i = 0; i < atomic_load(&nreports); i++)
 			ends += reports[i].cpu == 1 && !strcmp(reports[i].event, "end") &&
 				!strcmp(reports[i].class, "stop");
 		printf("#   %d stopper slices of CPU 1 ended over 1 ms (function tracer %s)\n",
 		       ends, ftrace ? "on" : "unavailable");
-		t_write_file(CPU1_ONLINE, "1");
+		file_write(CPU1_ONLINE, "1");
 		REQUIRE(offline_ok, "cannot take CPU 1 offline: %s", strerror(errno));
 		CHECK_EQ(stuck, 0);
 		set_warn(threshold / 1000);
@@ -1035,7 +1034,7 @@ int main(void)
 		int st, rc, nmi = 0;
 
 		/* An NMI in flight when the watch's handler goes would be unknown: a panic here. */
-		REQUIRE(t_write_file("/proc/sys/kernel/unknown_nmi_panic", "1") == 0,
+		REQUIRE(file_write("/proc/sys/kernel/unknown_nmi_panic", "1") == 0,
 			"unknown_nmi_panic: %s", strerror(errno));
 		set_warn(0);
 		collect_start();
@@ -1061,7 +1060,7 @@ int main(void)
 			      "insmod %#x, rmmod %d", st, rc);
 		}
 		collect_stop();
-		t_write_file("/proc/sys/kernel/unknown_nmi_panic", "0");
+		file_write("/proc/sys/kernel/unknown_nmi_panic", "0");
 		for (int i = 0; i < atomic_load(&nreports); i++)
 			nmi += !strcmp(reports[i].via, "nmi") || !strcmp(reports[i].via, "lost");
 		printf("#   %d reports through an NMI or lost\n", nmi);
@@ -1083,6 +1082,6 @@ int main(void)
 	}
 
 	set_warn(0);
-	t_write_file("/proc/sys/kernel/soft_watchdog", "1");
+	file_write("/proc/sys/kernel/soft_watchdog", "1");
 	return t_done("t_slice");
 }

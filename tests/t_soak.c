@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	TEST("soak: every snapshot keeps the sum rule; no leak, no kernel report") {
 		snprintf(secs, sizeof(secs), "%.0f", seconds);
 		snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)seed);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		fuzz = fork();
 		if (fuzz == 0) {
 			/* -L: the soak's own threads move the reference count; it checks at the end */
@@ -217,13 +217,13 @@ int main(int argc, char **argv)
 		pthread_create(&th[nth++], NULL, churn, NULL);
 		pthread_create(&th[nth++], NULL, cpu_reader, NULL);
 		waitpid(fuzz, &status, 0);
-		while (t_mono_ns() - t0 < (uint64_t)(seconds * 1e9))
+		while (mono_ns() - t0 < (uint64_t)(seconds * 1e9))
 			t_sleep_ns(100 * MS);
 		atomic_store(&stop, 1);
 		for (int i = 0; i < nth; i++)
 			pthread_join(th[i], NULL);
 		csf_cpu_unmap();
-		seconds = (double)(t_mono_ns() - t0) / 1e9;
+		seconds = (double)(mono_ns() - t0) / 1e9;
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the fuzzer failed (status %#x)", status);
 		CHECK_EQ(t_module_refs_settle(base), base);

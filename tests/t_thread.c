@@ -64,7 +64,7 @@ static void *waker(void *arg)
 
 	t_pin(0);
 	t_sleep_ns(20 * MS);
-	w->woke = t_mono_ns();
+	w->woke = mono_ns();
 	if (write(w->fd, &c, 1) != 1)
 		t_die("waker");
 	return NULL;
@@ -221,7 +221,7 @@ int main(void)
 		t_pin(1);
 		pthread_create(&hog, NULL, rt_hog, NULL);
 		t_snap(&a);
-		t0 = t_mono_ns();
+		t0 = mono_ns();
 		pthread_create(&wk, NULL, waker, &w);
 		/* Woken at 20 ms; the hog holds CPU 1 until about 50. */
 		CHECK(read(p[0], &c, 1) == 1, "read");

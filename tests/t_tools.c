@@ -81,7 +81,7 @@ int main(void)
 
 		REQUIRE(t_run("csfcat thread", out, sizeof(out)) == 0, "exit status");
 		printf("%s", out);
-		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 			CHECK(strstr(out, want[i]), "no %s", want[i]);
 		CHECK(strstr(out, " cycles (") && strstr(out, " ns "), "units missing");
 	}

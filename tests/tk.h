@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tk.h: what the reliability tests (t_fault, t_fuzz, t_soak and the stress tests) share on top
- * of t.h: a seeded random generator, the kernel log's reports, kmemleak, small file helpers.
+ * of t.h: a seeded random generator, the kernel log's reports, kmemleak.
  *
  * Kernel reports: the records of /dev/kmsg that tests/guest.sh would fail a run on. A test that
  * provokes kernel messages on purpose (an allocation failure's stack dump) brackets them with
@@ -61,7 +61,6 @@ static inline bool tk_cpu_sum_ok(const struct csf_cpu_row *rows, int n)
 	return true;
 }
 
-/* Read a small file into buf (NUL-terminated); its length, or -1. */
 /* Load the module from the file ko and mount it (after a test unloaded it). */
 static inline int tk_load_module(const char *ko)
 {
@@ -74,30 +73,6 @@ static inline int tk_load_module(const char *ko)
 	if (r)
 		return -1;
 	return mount("none", CSF_MOUNT_POINT, CSF_FS_TYPE, 0, NULL);
-}
-
-static inline ssize_t tk_read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -1;
-	while (len > 1 && (n = read(fd, buf + total, len - 1 - (size_t)total)) > 0)
-		if ((size_t)(total += n) >= len - 1)
-			break;
-	close(fd);
-	buf[total] = 0;
-	return total;
-}
-
-static inline long long tk_read_ll(const char *path)
-{
-	char buf[64];
-
-	if (tk_read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtoll(buf, NULL, 0);
 }
 
 /* debugfs, where kmemleak and the fault-injection knobs live; 0 when it is there. */
@@ -208,7 +183,7 @@ static inline void tk_noise(bool begin, const char *why)
 	char line[128];
 
 	snprintf(line, sizeof(line), "%s (%s)\n", begin ? TK_NOISE_BEGIN : TK_NOISE_END, why);
-	t_write_file("/dev/kmsg", line);
+	file_write("/dev/kmsg", line);
 }
 
 /* ---- kmemleak (CONFIG_DEBUG_KMEMLEAK) ---- */
@@ -224,8 +199,8 @@ static inline bool tk_kmemleak_present(void)
 /* Forget what is unreferenced now: later scans report only what leaks from here on. */
 static inline void tk_kmemleak_forget(void)
 {
-	t_write_file(TK_KMEMLEAK, "scan");
-	t_write_file(TK_KMEMLEAK, "clear");
+	file_write(TK_KMEMLEAK, "scan");
+	file_write(TK_KMEMLEAK, "clear");
 }
 
 /*
@@ -238,8 +213,8 @@ static inline int tk_kmemleak_count(void)
 	int n = 0;
 
 	t_sleep_ns(5500000000ull);
-	t_write_file(TK_KMEMLEAK, "scan");
-	if (tk_read_file(TK_KMEMLEAK, buf, sizeof(buf)) < 0)
+	file_write(TK_KMEMLEAK, "scan");
+	if (file_read(TK_KMEMLEAK, buf, sizeof(buf)) < 0)
 		return -1;
 	for (char *p = buf; (p = strstr(p, "unreferenced object")); p++)
 		n++;

@@ -24,6 +24,7 @@
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
 #include "csfcat-fpu.h"
+#include "util.h"
 
 #define FPU_PATH CSF_MOUNT_POINT "/" CSF_FPU_FILE
 
@@ -482,47 +483,18 @@ static int fpu_run_error(int e, unsigned int max_ms)
 /* Write the request, read the result. */
 static int fpu_run(unsigned int samples, unsigned int max_ms, char **text)
 {
-	size_t cap = 1 << 16, len = 0;
-	char req[64], *buf;
+	char req[64];
 	int fd, e;
-	ssize_t n;
 
 	fd = open(FPU_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	snprintf(req, sizeof(req), "samples=%u max_ms=%u\n", samples, max_ms);
-	if (write(fd, req, strlen(req)) < 0)
-		goto fail;
-	buf = malloc(cap);
-	if (!buf)
-		goto fail;
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger) {
-				free(buf);
-				errno = ENOMEM;
-				goto fail;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	if (n < 0) {
-		free(buf);
-		goto fail;
-	}
-	buf[len] = 0;
-	close(fd);
-	*text = buf;
-	return 0;
-fail:
+	*text = write(fd, req, strlen(req)) < 0 ? NULL : fd_read_all(fd, NULL);
 	e = errno;
 	close(fd);
 	errno = e;
-	return -1;
+	return *text ? 0 : -1;
 }
 
 static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *v)

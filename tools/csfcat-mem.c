@@ -39,6 +39,7 @@
 
 #include "csfcat.h"
 #include "csfcat-mem.h"
+#include "util.h"
 
 #define STAT_PARAMS "/sys/module/damon_stat/parameters"
 #define DAMON_ADMIN "/sys/kernel/mm/damon/admin"
@@ -68,8 +69,6 @@
 #define LAGGING_CPU_MS_PER_S 300.0
 
 static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
-
-#define NR_COMPACT (sizeof(compact_pcts) / sizeof(compact_pcts[0]))
 
 struct mem_opts {
 	bool all, json, enable;
@@ -115,10 +114,7 @@ static sigset_t sleep_mask; /* the mask to sleep with: the stopping signals unbl
 
 static double mono_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)mono_ns() / 1e9;
 }
 
 /*
@@ -147,22 +143,20 @@ static void on_signal(int sig)
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-#define NR_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
-
 static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block;
 
 	sigemptyset(&block);
-	for (size_t i = 0; i < NR_STOP_SIGNALS; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		sigaction(stop_signals[i], &sa, NULL);
 		sigaddset(&block, stop_signals[i]);
 	}
 	/* A closed pipe must end the run through the cleanup, not kill it: EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_BLOCK, &block, &sleep_mask);
-	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
 		sigdelset(&sleep_mask, stop_signals[i]);
 }
 
@@ -200,28 +194,12 @@ static const char *at_root(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* Read a small file, without its trailing newline. Returns 0, or -1 with errno set. */
+/* Read a small file (under the test root), without its trailing newline: 0, or -1 with errno. */
 static int read_file(const char *path, char *buf, size_t len)
 {
 	char rp[PATH_MAX];
-	int fd = open(at_root(path, rp, sizeof(rp)), O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	close(fd);
-	buf[n] = 0;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
+	return file_read_value(at_root(path, rp, sizeof(rp)), buf, len);
 }
 
 /* A number from sysfs: signed (a pid, -1 for none) into s, or unsigned into u. */
@@ -253,23 +231,12 @@ static int read_i64(const char *path, int64_t *v)
 	return read_num(path, v, NULL);
 }
 
+/* Write a file (under the test root): 0, or -1 with errno. */
 static int write_file(const char *path, const char *val)
 {
 	char rp[PATH_MAX];
-	int fd = open(at_root(path, rp, sizeof(rp)), O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-	int e;
 
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	if (n < 0) {
-		errno = e;
-		return -1;
-	}
-	return 0;
+	return file_write(at_root(path, rp, sizeof(rp)), val);
 }
 
 static bool exists(const char *path)
@@ -430,18 +397,13 @@ static void kernel_release(char *buf, size_t len)
 	snprintf(buf, len, "%s", uname(&u) ? "?" : u.release);
 }
 
-/* The running kernel is at least MAJOR.MINOR (distributions backport: use for behaviour only). */
-static bool kernel_at_least(long major, long minor)
+/* The running kernel (the test root's) is at least MAJOR.MINOR: for behaviour only. */
+static bool mem_kernel_at_least(long major, long minor)
 {
-	char rel[128], *p;
-	long ma, mi;
+	char rel[128];
 
 	kernel_release(rel, sizeof(rel));
-	ma = strtol(rel, &p, 10);
-	if (*p != '.')
-		return true;
-	mi = strtol(p + 1, NULL, 10);
-	return ma > major || (ma == major && mi >= minor);
+	return release_at_least(rel, major, minor);
 }
 
 /* ---- output ---- */
@@ -515,7 +477,7 @@ static void print_text(const struct mem_report *m, const struct mem_opts *o)
 			print_pct_row(m, row, (size_t)n);
 		}
 	} else {
-		print_pct_row(m, compact_pcts, NR_COMPACT);
+		print_pct_row(m, compact_pcts, ARRAY_SIZE(compact_pcts));
 	}
 	if (m->note)
 		printf("note: %s\n", m->note);
@@ -564,7 +526,7 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 	for (int p = 0; p < MEM_NR_PCT; p++) {
 		bool want = o->all;
 
-		for (size_t i = 0; i < NR_COMPACT && !want; i++)
+		for (size_t i = 0; i < ARRAY_SIZE(compact_pcts) && !want; i++)
 			want = compact_pcts[i] == p;
 		if (!want)
 			continue;
@@ -761,7 +723,7 @@ static void kdamond_owner(char *buf, size_t len, bool sysfs)
 	uint64_t nr;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(modules); i++) {
 		int64_t pid = -1;
 
 		snprintf(path, sizeof(path), "/sys/module/%s/parameters/enabled", modules[i][0]);
@@ -890,7 +852,7 @@ static int stat_read(struct mem_report *m)
 	 * damon_set_region_system_rams_default() (in Debian's 7.2 and 7.3), and the biggest
 	 * range before.
 	 */
-	if (kernel_at_least(7, 2)) {
+	if (mem_kernel_at_least(7, 2)) {
 		m->start = ram.first;
 		m->end = ram.last;
 		m->range_note = "first to last System RAM, as DAMON_STAT covers it";
@@ -1412,7 +1374,7 @@ static int run_sysfs(const struct mem_opts *o)
 	rc = kd_setup(o, &base);
 	base.kdamond = kd.pid;
 	/* 6.18 resets a region's age when its access rate moves between zero and non-zero. */
-	if (!o->pid && !kernel_at_least(6, 18))
+	if (!o->pid && !mem_kernel_at_least(6, 18))
 		base.note =
 			"on this kernel (before 6.18) a region's age survives changes between no "
 			"and a low access rate, so an idle time can include time at a low rate";

@@ -9,6 +9,7 @@
 
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
+#include "util.h"
 
 static const char *const state_names[CSF_NR_STATES] = { "oncpu", "runq", "sleep", "dsleep",
 							"iowait" };
@@ -207,14 +208,6 @@ const struct csfcat_cmd csfcat_cmd_thread = {
 	.help = "the calling thread's page, every field with its unit",
 	.run = cmd_thread,
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void self_json(unsigned long n, const struct csf_snap *a, const struct csf_snap *b)
 {

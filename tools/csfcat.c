@@ -16,6 +16,7 @@
 
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
+#include "util.h"
 
 const char *csfcat_prog = "csfcat";
 
@@ -24,13 +25,11 @@ static const struct csfcat_cmd *const cmds[] = {
 	&csfcat_cmd_mem, &csfcat_cmd_fpu,    &csfcat_cmd_fpu_report,
 };
 
-#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
-
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s COMMAND [ARGS]\n", csfcat_prog);
 	fprintf(f, "Print what coarse_stat_fs offers (" CSF_MOUNT_POINT ").\n\nCommands:\n");
-	for (size_t i = 0; i < NR_CMDS; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
 		const char *h = cmds[i]->help, *nl;
 
 		fprintf(f, "  %s%s%s\n", cmds[i]->name, *cmds[i]->args ? " " : "", cmds[i]->args);
@@ -122,7 +121,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < NR_CMDS; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (!strcmp(argv[0], cmds[i]->name))
 			return cmds[i]->run(argc, argv);
 	}
