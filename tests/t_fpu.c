@@ -8,7 +8,7 @@
  * events print what the series printed.
  */
 #include "t.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <cpuid.h>
 #include <fcntl.h>
@@ -875,8 +875,8 @@ int main(void)
 		n = fread(out, 1, sizeof(out) - 1, f);
 		out[n] = 0;
 		CHECK_EQ(pclose(f), 0);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
-		CHECK(tjson_num(out, "samples", &found) == 50 && found, "samples");
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
+		CHECK(json_find_number(out, "samples", &found) == 50 && found, "samples");
 		CHECK(strstr(out, "\"unit\":\"cycles\""), "unit");
 		CHECK(system("csfcat fpu --samples 0 2>/dev/null") == 2 << 8, "usage error");
 	}

@@ -6,7 +6,7 @@
  * from PATH, in the guest or on any machine.
  */
 #include "t.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,10 +138,10 @@ int main(void)
 		bool found;
 
 		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A, out, sizeof(out)), 0);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
-		CHECK(tjson_num(out, "lines", &found) == 151 && found, "%s", out);
-		CHECK(tjson_num(out, "events", &found) == 138 && found, "%s", out);
-		CHECK(tjson_num(out, "malformed", &found) == 9 && found, "%s", out);
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
+		CHECK(json_find_number(out, "lines", &found) == 151 && found, "%s", out);
+		CHECK(json_find_number(out, "events", &found) == 138 && found, "%s", out);
+		CHECK(json_find_number(out, "malformed", &found) == 9 && found, "%s", out);
 		CHECK(strstr(out,
 			     "\"event\":\"x86_fpu_latency_xsave\",\"rfbm\":\"0x202e7\","
 			     "\"xinuse\":\"0x202\",\"cnt\":100,\"min\":1,\"max\":100,\"avg\":51,"
@@ -161,7 +161,7 @@ int main(void)
 		CHECK_EQ(t_run("csfcat fpu-report --compare --json " JSON_A " " JSON_B, out,
 			       sizeof(out)),
 			 0);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
 		CHECK(strstr(out, "\"avg97_ratio\":2.0000"), "%s", out);
 	}
 

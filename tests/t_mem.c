@@ -10,7 +10,7 @@
  * of the loop's measured rate. Every run must leave DAMON's sysfs as it found it.
  */
 #include "t.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -176,23 +176,23 @@ static bool parse_rep(const char *line, struct rep *r)
 	r->tuned = strstr(line, "\"auto_tuned\":true");
 	for (int p = 0; p <= 100; p++) {
 		snprintf(key, sizeof(key), "p%d", p);
-		r->pct[p] = tjson_num(line, key, &found) / 1000;
+		r->pct[p] = json_find_number(line, key, &found) / 1000;
 		all &= found;
 	}
-	r->monitored_s = tjson_num(line, "monitored_ms", &found) / 1000;
+	r->monitored_s = json_find_number(line, "monitored_ms", &found) / 1000;
 	all &= found;
-	r->aggr_s = tjson_num(line, "aggr_interval_us", &found) / 1e6;
+	r->aggr_s = json_find_number(line, "aggr_interval_us", &found) / 1e6;
 	all &= found;
-	r->bytes = tjson_num(line, "monitored_bytes", &found);
+	r->bytes = json_find_number(line, "monitored_bytes", &found);
 	all &= found;
-	r->bw = tjson_num(line, "bandwidth_bytes_per_s", &found);
+	r->bw = json_find_number(line, "bandwidth_bytes_per_s", &found);
 	all &= found;
-	r->kdamond = (long)tjson_num(line, "kdamond_pid", &found);
+	r->kdamond = (long)json_find_number(line, "kdamond_pid", &found);
 	all &= found;
-	r->bw_max = tjson_num(line, "bandwidth_window_max_bytes_per_s", &found);
-	r->bw_n = found ? tjson_num(line, "bandwidth_window_readings", &found) : 0;
-	r->cpu = tjson_num(line, "kdamond_cpu_ms_per_s", &found);
-	r->cpu_win = found ? tjson_num(line, "kdamond_cpu_window_s", &found) : 0;
+	r->bw_max = json_find_number(line, "bandwidth_window_max_bytes_per_s", &found);
+	r->bw_n = found ? json_find_number(line, "bandwidth_window_readings", &found) : 0;
+	r->cpu = json_find_number(line, "kdamond_cpu_ms_per_s", &found);
+	r->cpu_win = found ? json_find_number(line, "kdamond_cpu_window_s", &found) : 0;
 	return all;
 }
 
@@ -203,7 +203,7 @@ static int parse_reps(struct rep *r, int max)
 	int n = 0;
 
 	for (char *l = strtok_r(out, "\n", &save); l && n < max; l = strtok_r(NULL, "\n", &save)) {
-		CHECK(tjson_valid(l), "not JSON: %s", l);
+		CHECK(json_valid_lines(l), "not JSON: %s", l);
 		if (parse_rep(l, &r[n]))
 			n++;
 		else

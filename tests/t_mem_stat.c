@@ -7,7 +7,7 @@
  * CSF_FIXTURES naming tests/fixtures.
  */
 #include "t.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,12 +81,13 @@ int main(void)
 		HAS(" p0 0.000  p25 2.000  p50 100.000  p75 100.000  p90 100.000  p99 100.000  p100 "
 		    "100.000\n");
 		CHECK_EQ(mem("--json --all"), 0);
-		CHECK(tjson_valid(out), "not JSON");
+		CHECK(json_valid_lines(out), "not JSON");
 		CHECK(!strstr(out, "aggr_interval_us"), "an interval it does not know");
 		CHECK(strstr(out, "\"accessed_negative\":false"), "accessed_negative");
-		CHECK(tjson_num(out, "p9", &found) == 0 && found, "p9");
-		CHECK(tjson_num(out, "p10", &found) == 2000 && found, "p10");
-		CHECK(tjson_num(out, "monitored_ms", &found) == 100000 && found, "monitored_ms");
+		CHECK(json_find_number(out, "p9", &found) == 0 && found, "p9");
+		CHECK(json_find_number(out, "p10", &found) == 2000 && found, "p10");
+		CHECK(json_find_number(out, "monitored_ms", &found) == 100000 && found,
+		      "monitored_ms");
 		CHECK_EQ(
 			mem("--prometheus /tmp/t_mem_stat.prom >/dev/null && cat /tmp/t_mem_stat.prom"),
 			0);
@@ -106,7 +107,7 @@ int main(void)
 		HAS("they can also be left from an earlier run of it");
 		HASNT("kdamond CPU time");
 		CHECK_EQ(mem("--json"), 0);
-		CHECK(tjson_valid(out) && !strstr(out, "monitored_ms"), "monitored_ms");
+		CHECK(json_valid_lines(out) && !strstr(out, "monitored_ms"), "monitored_ms");
 	}
 
 	TEST("6.17 before its first results, no kdamond: a bounded wait, then the error") {
@@ -144,7 +145,8 @@ int main(void)
 		HAS("estimated bandwidth: 100.0 MiB/s (one reading, from part of an aggregation "
 		    "interval: can be far low; --watch 5 gives the largest of 5)\n");
 		CHECK_EQ(mem("--json"), 0);
-		CHECK(tjson_num(out, "aggr_interval_us", &found) == 1000000 && found, "interval");
+		CHECK(json_find_number(out, "aggr_interval_us", &found) == 1000000 && found,
+		      "interval");
 		CHECK(strstr(out, "\"bandwidth_trusted\":false"), "trusted");
 	}
 

@@ -9,7 +9,7 @@
  * guest is emulated, and the host can keep a vCPU from running for tens of ms.
  */
 #include "tslice.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -822,7 +822,7 @@ int main(void)
 		out[got > 0 ? got : 0] = 0;
 		printf("#   %.600s\n", strstr(out, want) ? strstr(out, want) : out);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "csfcat status %#x", st);
-		CHECK(tjson_valid(out), "not JSON lines");
+		CHECK(json_valid_lines(out), "not JSON lines");
 		CHECK(strstr(out, "\"comm\":\"csf cat=1\""), "comm not unescaped");
 		CHECK(strstr(out, want), "no report of tid %d", s.tid);
 		CHECK(strstr(out, "\"exec_ns\":") && !strstr(out, "\"exec_ns\":\""),

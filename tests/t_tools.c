@@ -4,7 +4,7 @@
  * there. Runs csfcat from PATH.
  */
 #include "t.h"
-#include "tjson.h"
+#include "../tools/json.h"
 
 #include <sched.h>
 #include <sys/mount.h>
@@ -92,26 +92,27 @@ int main(void)
 
 		REQUIRE(t_run("csfcat thread --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
-		v = tjson_num(out, "tid", &found);
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
+		v = json_find_number(out, "tid", &found);
 		CHECK(found && v > 0, "no tid");
-		tjson_num(out, "oncpu", &found);
+		json_find_number(out, "oncpu", &found);
 		CHECK(found, "no oncpu bucket");
 
 		REQUIRE(t_run("csfcat cpu --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
-		v = tjson_num(out, "idle", &found);
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
+		v = json_find_number(out, "idle", &found);
 		CHECK(found && v > 0, "no idle time in the sum row");
 
 		REQUIRE(t_run("csfcat self 20 --json", out, sizeof(out)) == 0, "exit status");
 		printf("#   %s", out);
-		CHECK(tjson_valid(out), "not JSON: %s", out);
-		v = tjson_num(out, "wall_ns", &found);
+		CHECK(json_valid_lines(out), "not JSON: %s", out);
+		v = json_find_number(out, "wall_ns", &found);
 		CHECK(found && v >= 19e6, "wall_ns %g", v);
-		v = tjson_num(out, "sleep_ns", &found);
+		v = json_find_number(out, "sleep_ns", &found);
 		CHECK(found && v >= 9e6, "sleep_ns %g", v);
-		CHECK(!tjson_valid("{\"a\":1,}") && !tjson_valid("{\"a\" 1}") && !tjson_valid(""),
+		CHECK(!json_valid_lines("{\"a\":1,}") && !json_valid_lines("{\"a\" 1}") &&
+			      !json_valid_lines(""),
 		      "the validator accepts broken JSON");
 	}
 

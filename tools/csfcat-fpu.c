@@ -8,7 +8,6 @@
  * as its sqlite3 -column output, then p50, p99 and the unit. csfcat-fpu-report.c reads logs.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -674,218 +673,13 @@ static int cmd_fpu_report(int argc, char **argv)
 	return 0;
 }
 
-/* ---- --compare: a small reader for the JSON the two commands write ---- */
-
-struct jv {
-	enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } type;
-	char *str; /* J_STR; the text of a J_NUM */
-	bool b;
-	size_t n;
-	char **keys; /* J_OBJ */
-	struct jv *kids; /* J_ARR, J_OBJ */
-};
-
-static void jv_free(struct jv *v)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->keys)
-			free(v->keys[i]);
-		jv_free(&v->kids[i]);
-	}
-	free(v->keys);
-	free(v->kids);
-	free(v->str);
-}
-
-static const char *j_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	return p;
-}
-
-static const char *j_string(const char *p, char **out)
-{
-	size_t cap = 16, n = 0;
-	char *s = malloc(cap);
-
-	if (!s || *p++ != '"') {
-		free(s);
-		return NULL;
-	}
-	for (; *p && *p != '"'; p++) {
-		char c = *p;
-
-		if (c == '\\') {
-			p++;
-			switch (*p) {
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case 'u': /* only what json.c writes: control characters */
-				if (!isxdigit((unsigned char)p[1]) ||
-				    !isxdigit((unsigned char)p[2]) ||
-				    !isxdigit((unsigned char)p[3]) ||
-				    !isxdigit((unsigned char)p[4])) {
-					free(s);
-					return NULL;
-				}
-				c = (char)strtol((char[]){ p[3], p[4], 0 }, NULL, 16);
-				p += 4;
-				break;
-			case '"':
-			case '\\':
-			case '/':
-				c = *p;
-				break;
-			default:
-				free(s);
-				return NULL;
-			}
-		}
-		if (n + 2 > cap) {
-			char *t = realloc(s, cap *= 2);
-
-			if (!t) {
-				free(s);
-				return NULL;
-			}
-			s = t;
-		}
-		s[n++] = c;
-	}
-	if (*p != '"') {
-		free(s);
-		return NULL;
-	}
-	s[n] = 0;
-	*out = s;
-	return p + 1;
-}
-
-static const char *j_value(const char *p, struct jv *v, int depth);
-
-static const char *j_members(const char *p, struct jv *v, int depth, char close)
-{
-	size_t cap = 0;
-
-	p = j_ws(p + 1);
-	if (*p == close)
-		return p + 1;
-	for (;;) {
-		char *key = NULL;
-
-		if (v->n == cap) {
-			struct jv *kids;
-			char **keys;
-
-			cap = cap ? 2 * cap : 8;
-			kids = realloc(v->kids, cap * sizeof(*kids));
-			if (!kids)
-				return NULL;
-			v->kids = kids;
-			if (close == '}') {
-				keys = realloc(v->keys, cap * sizeof(*keys));
-				if (!keys)
-					return NULL;
-				v->keys = keys;
-			}
-		}
-		if (close == '}') {
-			p = j_string(j_ws(p), &key);
-			if (!p)
-				return NULL;
-			p = j_ws(p);
-			if (*p++ != ':') {
-				free(key);
-				return NULL;
-			}
-			v->keys[v->n] = key;
-		}
-		memset(&v->kids[v->n], 0, sizeof(v->kids[0]));
-		v->n++;
-		p = j_value(j_ws(p), &v->kids[v->n - 1], depth + 1);
-		if (!p)
-			return NULL;
-		p = j_ws(p);
-		if (*p == close)
-			return p + 1;
-		if (*p++ != ',')
-			return NULL;
-	}
-}
-
-static const char *j_value(const char *p, struct jv *v, int depth)
-{
-	if (depth > 8)
-		return NULL;
-	switch (*p) {
-	case '{':
-		v->type = J_OBJ;
-		return j_members(p, v, depth, '}');
-	case '[':
-		v->type = J_ARR;
-		return j_members(p, v, depth, ']');
-	case '"':
-		v->type = J_STR;
-		return j_string(p, &v->str);
-	case 't':
-	case 'f':
-		v->type = J_BOOL;
-		v->b = *p == 't';
-		return strncmp(p, v->b ? "true" : "false", v->b ? 4 : 5) ? NULL :
-									   p + (v->b ? 4 : 5);
-	case 'n':
-		v->type = J_NULL;
-		return strncmp(p, "null", 4) ? NULL : p + 4;
-	default: {
-		const char *s = p;
-
-		while (*p == '-' || *p == '+' || *p == '.' || *p == 'e' || *p == 'E' ||
-		       isdigit((unsigned char)*p))
-			p++;
-		if (p == s)
-			return NULL;
-		v->type = J_NUM;
-		v->str = strndup(s, p - s);
-		return v->str ? p : NULL;
-	}
-	}
-}
-
-static const struct jv *jv_get(const struct jv *o, const char *key)
-{
-	if (o->type != J_OBJ)
-		return NULL;
-	for (size_t i = 0; i < o->n; i++)
-		if (!strcmp(o->keys[i], key))
-			return &o->kids[i];
-	return NULL;
-}
-
-static void jv_str(const struct jv *o, const char *key, char *buf, size_t len)
-{
-	const struct jv *v = jv_get(o, key);
-
-	if (v && v->type == J_STR)
-		snprintf(buf, len, "%s", v->str);
-}
-
-static uint64_t jv_u64(const struct jv *o, const char *key)
-{
-	const struct jv *v = jv_get(o, key);
-
-	return v && v->type == J_NUM ? strtoull(v->str, NULL, 10) : 0;
-}
+/* ---- --compare: the JSON the two commands write, side by side ---- */
 
 static int fpu_load_json(const char *path, struct fpu_table *t)
 {
 	FILE *f = fopen(path, "r");
-	const struct jv *rows;
-	struct jv root = { 0 };
+	const struct json_value *rows;
+	struct json_value root;
 	char *text = NULL;
 	size_t cap = 0;
 	const char *end;
@@ -900,46 +694,46 @@ static int fpu_load_json(const char *path, struct fpu_table *t)
 		return -1;
 	}
 	fclose(f);
-	end = j_value(j_ws(text), &root, 0);
+	end = json_parse(text, &root);
 	free(text);
-	rows = jv_get(&root, "rows");
-	if (!end || root.type != J_OBJ || !rows || rows->type != J_ARR) {
+	rows = json_get(&root, "rows");
+	if (!end || root.type != JSON_OBJ || !rows || rows->type != JSON_ARR) {
 		fprintf(stderr, "%s: fpu-report: %s: not the JSON of csfcat fpu or fpu-report\n",
 			csfcat_prog, path);
-		jv_free(&root);
+		json_value_free(&root);
 		return -1;
 	}
-	jv_str(&root, "kind", t->kind, sizeof(t->kind));
-	jv_str(&root, "unit", t->unit, sizeof(t->unit));
-	jv_str(&root, "date", t->date, sizeof(t->date));
-	jv_str(&root, "source", t->source, sizeof(t->source));
-	jv_str(&root, "cpu_model", t->cpu_model, sizeof(t->cpu_model));
-	jv_str(&root, "microcode", t->microcode, sizeof(t->microcode));
-	jv_str(&root, "kernel", t->kernel, sizeof(t->kernel));
-	t->tsc_khz = jv_u64(&root, "tsc_khz");
+	json_get_str(&root, "kind", t->kind, sizeof(t->kind));
+	json_get_str(&root, "unit", t->unit, sizeof(t->unit));
+	json_get_str(&root, "date", t->date, sizeof(t->date));
+	json_get_str(&root, "source", t->source, sizeof(t->source));
+	json_get_str(&root, "cpu_model", t->cpu_model, sizeof(t->cpu_model));
+	json_get_str(&root, "microcode", t->microcode, sizeof(t->microcode));
+	json_get_str(&root, "kernel", t->kernel, sizeof(t->kernel));
+	t->tsc_khz = json_get_u64(&root, "tsc_khz");
 	t->rows = calloc(rows->n + 1, sizeof(*t->rows));
 	if (!t->rows) {
-		jv_free(&root);
+		json_value_free(&root);
 		return -1;
 	}
 	for (size_t i = 0; i < rows->n; i++) {
-		const struct jv *r = &rows->kids[i];
+		const struct json_value *r = &rows->kids[i];
 		struct fpu_row *row = &t->rows[t->nrows++];
 		char hex[24] = "";
 
-		jv_str(r, "event", row->event, sizeof(row->event));
-		jv_str(r, "state", row->state, sizeof(row->state));
-		jv_str(r, "rfbm", hex, sizeof(hex));
+		json_get_str(r, "event", row->event, sizeof(row->event));
+		json_get_str(r, "state", row->state, sizeof(row->state));
+		json_get_str(r, "rfbm", hex, sizeof(hex));
 		row->rfbm = strtoull(hex, NULL, 16);
 		hex[0] = 0;
-		jv_str(r, "xinuse", hex, sizeof(hex));
+		json_get_str(r, "xinuse", hex, sizeof(hex));
 		row->xinuse = strtoull(hex, NULL, 16);
-		row->cnt = jv_u64(r, "cnt");
-		row->avg97 = jv_u64(r, "avg97");
-		row->p50 = jv_u64(r, "p50");
-		row->p99 = jv_u64(r, "p99");
+		row->cnt = json_get_u64(r, "cnt");
+		row->avg97 = json_get_u64(r, "avg97");
+		row->p50 = json_get_u64(r, "p50");
+		row->p99 = json_get_u64(r, "p99");
 	}
-	jv_free(&root);
+	json_value_free(&root);
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * csfcat: what its commands share. csfcat.c dispatches; each capability has its own file
  * (csfcat-thread.c, csfcat-cpu.c, ...) that defines one or more struct csfcat_cmd; json.c
- * writes the --json forms.
+ * writes the --json forms (json.h).
  */
 #ifndef CSFCAT_H
 #define CSFCAT_H
@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "json.h"
 
 enum { EXIT_USAGE = 2, EXIT_NOT_LOADED = 3, EXIT_NOT_MOUNTED = 4, EXIT_UNSUPPORTED = 5 };
 
@@ -35,22 +37,5 @@ int csfcat_parse_json_only(int argc, char **argv, bool *json);
 
 /* Cycles to ms with a page's conversion. */
 double csfcat_ms(const void *hdr, uint64_t cyc);
-
-/*
- * A streaming JSON writer: nesting is tracked so that commas fall where they must. key is NULL
- * inside arrays and at the top level. Output goes to stdout; strings are escaped.
- */
-void json_begin(const char *key); /* { */
-void json_end(void); /* } */
-void json_begin_array(const char *key); /* [ */
-void json_end_array(void); /* ] */
-void json_u64(const char *key, uint64_t v);
-void json_i64(const char *key, int64_t v);
-void json_double(const char *key, double v, int decimals);
-void json_str(const char *key, const char *s);
-void json_bool(const char *key, bool v);
-void json_null(const char *key);
-/* End a top-level value with a newline and flush, so that followers of a stream see it. */
-void json_flush(void);
 
 #endif /* CSFCAT_H */

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "csfcat.h"
+#include "json.h"
 
 #define JSON_DEPTH 16
 
