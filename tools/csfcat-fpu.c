@@ -5,7 +5,7 @@
  * --compare: two tables (JSON from either command) side by side with ratios.
  *
  * The tables have the columns of the unmerged series' script (xsave-latency-trace.sh), laid out
- * as its sqlite3 -column output, then p50, p99 and the unit. csfcat-fpu-report.c reads logs.
+ * as its sqlite3 -column output, then p50, p99 and the unit. csfcat-fpu-log.c reads logs.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * csfcat fpu and fpu-report: what csfcat-fpu.c (the commands, the tables, --compare) and
- * csfcat-fpu-report.c (reading trace logs, the statistics) share.
+ * csfcat-fpu-log.c (reading trace logs, the statistics) share.
  */
 #ifndef CSFCAT_FPU_H
 #define CSFCAT_FPU_H
