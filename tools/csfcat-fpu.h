@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * csfcat fpu and fpu-report: what csfcat-fpu.c (the commands, the tables, --compare) and
- * csfcat-fpu-log.c (reading trace logs, the statistics) share.
+ * csfcat fpu and fpu-report: what their files share. csfcat-fpu.c is csfcat fpu,
+ * csfcat-fpu-report.c csfcat fpu-report, csfcat-fpu-compare.c its --compare;
+ * csfcat-fpu-table.c prints their tables; csfcat-fpu-log.c reads trace logs (the statistics).
  */
 #ifndef CSFCAT_FPU_H
 #define CSFCAT_FPU_H
@@ -28,6 +29,52 @@ struct fpu_sums {
 };
 
 void fpu_row_set(struct fpu_row *row, const struct fpu_sums *s);
+
+/* A table and what says where it comes from; every field may be empty in a JSON input. */
+struct fpu_table {
+	char kind[16]; /* "fpu" or "fpu-report" */
+	char unit[8];
+	char date[32];
+	char source[256]; /* fpu-report: the log */
+	char vendor[16], cpu_model[96], microcode[24], kernel[160];
+	int64_t cpu, family, model, stepping;
+	uint64_t tsc_khz;
+	bool tsc_invariant;
+	char xcr0[24], task[24], xfd[24], measured[24];
+	char variants[96], kernel_save[12], kernel_restore[12], xrstor_format[12];
+	uint64_t samples;
+	uint64_t timer_p50, timer_min, timer_p99;
+	bool migrated;
+	/* the live-probe method measuring the kernel's save instruction (csfcat fpu) */
+	bool check;
+	int64_t check_error; /* when not measured */
+	char check_op[12], check_rfbm[24];
+	uint64_t check_n, check_p50, check_p99, check_direct_p50, check_direct_p99;
+	uint64_t check_ov_p50, check_ov_p99;
+	bool check_ftrace;
+	/* fpu-report */
+	uint64_t lines, events, malformed;
+	struct fpu_row *rows;
+	size_t nrows;
+};
+
+/* "0x" and v in hex, in buf. */
+char *fpu_hex64(char *buf, size_t len, uint64_t v);
+
+#define MAX_COLS 16
+#define CELL 48 /* the longest: an event name (31), a space and a state (11) */
+
+/* Fills the cells of row r (r == -1: the heads). */
+typedef void (*cells_fn)(const void *ctx, long r, char c[MAX_COLS][CELL]);
+
+/* Columns as wide as their widest cell, two spaces apart, a line of dashes under the heads. */
+void fpu_print_table(int ncols, size_t nrows, cells_fn fn, const void *ctx);
+/* A table's rows, as text (with a state column for csfcat fpu) and as a JSON "rows" array. */
+void fpu_print_rows(const struct fpu_table *t);
+void fpu_json_rows(const struct fpu_table *t);
+
+/* --compare: the JSON files a and b side by side, as text or JSON; the exit status. */
+int fpu_compare(const char *a, const char *b, bool json);
 
 /* A trace log being read: its event lines grouped by (event, RFBM, XINUSE). */
 struct fpu_log;
