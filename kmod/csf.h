@@ -3,7 +3,7 @@
  * coarse_stat_fs: what the module's source files share. main.c owns the clock and the
  * filesystem, thread.c the per-thread pages, cpu.c the cpu page, slice.c the long-slice watch,
  * sched-learn.c what the watch learns of the scheduler, slices.c the watch's reports (the slices
- * file and its trace events), fpu.c the fpu file and its trace events.
+ * file and its trace events), fpu.c the fpu file, fpu_live.c its live trace events (fpu.h).
  */
 #ifndef CSF_H
 #define CSF_H
@@ -71,6 +71,8 @@ loff_t csf_cpu_map_size(void);
 
 /* fpu.c */
 extern const struct file_operations csf_fpu_fops;
+
+/* fpu_live.c */
 void csf_fpu_init(void);
 void csf_fpu_exit(void);
 
