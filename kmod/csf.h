@@ -26,6 +26,9 @@ struct csf_clock {
 
 extern struct csf_clock csf_clock;
 
+/* /sys/kernel/debug/coarse_stat_fs (main.c); an error pointer without debugfs */
+extern struct dentry *csf_debugfs;
+
 void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size);
 int csf_mmap_check(struct vm_area_struct *vma, unsigned long size);
 

@@ -12,21 +12,21 @@
  * The events print what the unmerged series printed (fpu_trace.h), latency in ns.
  *
  * The probe check, the last rows of a calibrated run, times one instruction both by a probe
- * and directly.
+ * and directly. The probes' state is /sys/kernel/debug/coarse_stat_fs/fpu_live.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/debugfs.h>
 #include <linux/kprobes.h>
 #include <linux/math64.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/sysfs.h>
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
@@ -542,8 +542,11 @@ void csf_fpu_rstor_unreg(void)
 	csf_fpu_disarm(&csf_fpu_rstor);
 }
 
-/* /sys/module/coarse_stat_fs/parameters/fpu_live (root only): the probes' state. */
-static int csf_fpu_live_show(char *buf, struct csf_fpu_probe *p, int idx, int len)
+/*
+ * /sys/kernel/debug/coarse_stat_fs/fpu_live (root only): the probes' state, one line per
+ * probe. Not there without debugfs: the events work without it.
+ */
+static void csf_fpu_live_show_probe(struct seq_file *m, struct csf_fpu_probe *p, int idx)
 {
 	u64 timed = 0, other = 0;
 	unsigned int i, n;
@@ -553,56 +556,43 @@ static int csf_fpu_live_show(char *buf, struct csf_fpu_probe *p, int idx, int le
 		timed += per_cpu(csf_fpu_counts[idx].timed, cpu);
 		other += per_cpu(csf_fpu_counts[idx].other, cpu);
 	}
-	len += sysfs_emit_at(buf, len, "%s: %s", p->save ? "xsave" : "xrstor",
-			     p->armed ? "on" : "off");
+	seq_printf(m, "%s: %s", p->save ? "xsave" : "xrstor", p->armed ? "on" : "off");
 	if (p->error)
-		len += sysfs_emit_at(buf, len, " (last arming failed: %d)", p->error);
-	len += sysfs_emit_at(buf, len, "; %s from %s; timed %llu, other callers %llu", p->func,
-			     p->caller, timed, other);
+		seq_printf(m, " (last arming failed: %d)", p->error);
+	seq_printf(m, "; %s from %s; timed %llu, other callers %llu", p->func, p->caller, timed,
+		   other);
 	if (p->armed || p->ov.n)
-		len += sysfs_emit_at(buf, len, "; probe cost %llu cycles (p99 %u) subtracted, %s%s",
-				     p->overhead, p->ov.p99, p->ftrace ? "ftrace" : "int3",
-				     p->ftrace == p->calib_ftrace ? "" : " (calibrated otherwise)");
-	len += sysfs_emit_at(buf, len,
-			     "; missed %d; callers:", p->armed ? p->rp.nmissed : p->nmissed);
+		seq_printf(m, "; probe cost %llu cycles (p99 %u) subtracted, %s%s", p->overhead,
+			   p->ov.p99, p->ftrace ? "ftrace" : "int3",
+			   p->ftrace == p->calib_ftrace ? "" : " (calibrated otherwise)");
+	seq_printf(m, "; missed %d; callers:", p->armed ? p->rp.nmissed : p->nmissed);
 	n = smp_load_acquire(&p->ncallers); /* pairs with csf_fpu_learn_caller() */
 	for (i = 0; i < n; i++)
-		len += sysfs_emit_at(buf, len, " %ps%s", (void *)p->callers[i].addr,
-				     p->callers[i].timed ? "*" : "");
-	len += sysfs_emit_at(buf, len, "\n");
-	return len;
+		seq_printf(m, " %ps%s", (void *)p->callers[i].addr, p->callers[i].timed ? "*" : "");
+	seq_putc(m, '\n');
 }
 
-static int csf_fpu_live_get(char *buf, const struct kernel_param *kp)
+static int csf_fpu_live_show(struct seq_file *m, void *v)
 {
-	int len;
-
 	mutex_lock(&csf_fpu_lock);
-	len = csf_fpu_live_show(buf, &csf_fpu_save, 0, 0);
-	len = csf_fpu_live_show(buf, &csf_fpu_rstor, 1, len);
+	csf_fpu_live_show_probe(m, &csf_fpu_save, 0);
+	csf_fpu_live_show_probe(m, &csf_fpu_rstor, 1);
 	mutex_unlock(&csf_fpu_lock);
-	return len;
+	return 0;
 }
 
-/* Read only; the events arm the probes. insmod would call .set for "fpu_live=": refuse it. */
-static int csf_fpu_live_set(const char *val, const struct kernel_param *kp)
-{
-	return -EPERM;
-}
+DEFINE_SHOW_ATTRIBUTE(csf_fpu_live);
 
-static const struct kernel_param_ops csf_fpu_live_ops = {
-	.set = csf_fpu_live_set,
-	.get = csf_fpu_live_get,
-};
-
-module_param_cb(fpu_live, &csf_fpu_live_ops, NULL, 0400);
-MODULE_PARM_DESC(fpu_live, "FPU latency probes: armed while csf_fpu events are enabled (read)");
+static struct dentry *csf_fpu_live_file;
 
 void csf_fpu_init(void)
 {
 	mutex_lock(&csf_fpu_lock);
 	csf_fpu_ready = true;
 	mutex_unlock(&csf_fpu_lock);
+	/* Without debugfs an error pointer, which debugfs_remove() ignores: nothing to check. */
+	csf_fpu_live_file =
+		debugfs_create_file("fpu_live", 0400, csf_debugfs, NULL, &csf_fpu_live_fops);
 	if (!IS_ENABLED(CONFIG_KRETPROBES))
 		pr_info("no kretprobes in this kernel: the csf_fpu events will not arm\n");
 }
@@ -610,6 +600,8 @@ void csf_fpu_init(void)
 /* Events still enabled are switched off after this, when their module goes: disarm now. */
 void csf_fpu_exit(void)
 {
+	debugfs_remove(csf_fpu_live_file); /* waits for its readers */
+	csf_fpu_live_file = NULL;
 	mutex_lock(&csf_fpu_lock);
 	csf_fpu_ready = false;
 	csf_fpu_disarm_locked(&csf_fpu_save);
