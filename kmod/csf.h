@@ -3,7 +3,7 @@
  * coarse_stat_fs: what the module's source files share. main.c owns the clock and the
  * filesystem, thread.c the per-thread pages, cpu.c the cpu page, slice.c the long-slice watch,
  * sched-learn.c what the watch learns of the scheduler, slices.c the watch's reports (the slices
- * file and its trace events), fpu.c the fpu file and its trace events.
+ * file and its trace events), fpu.c the fpu file, fpu_live.c its live trace events (fpu.h).
  */
 #ifndef CSF_H
 #define CSF_H
@@ -25,6 +25,9 @@ struct csf_clock {
 };
 
 extern struct csf_clock csf_clock;
+
+/* /sys/kernel/debug/coarse_stat_fs (main.c); an error pointer without debugfs */
+extern struct dentry *csf_debugfs;
 
 void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size);
 int csf_mmap_check(struct vm_area_struct *vma, unsigned long size);
@@ -71,6 +74,8 @@ loff_t csf_cpu_map_size(void);
 
 /* fpu.c */
 extern const struct file_operations csf_fpu_fops;
+
+/* fpu_live.c */
 void csf_fpu_init(void);
 void csf_fpu_exit(void);
 

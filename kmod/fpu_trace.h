@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * coarse_stat_fs: the live FPU latency events (fpu.c).
+ * coarse_stat_fs: the live FPU latency events (fpu_live.c).
  *
  * They print exactly what the unmerged kernel series "x86/fpu: Measure the Latency of XSAVE and
  * XRSTOR" printed, event names included, so that its consumer script and trace-cmd read them
@@ -43,7 +43,7 @@ DEFINE_EVENT_FN(csf_fpu_latency, x86_fpu_latency_xrstor,
 
 #endif /* CSF_FPU_TRACE_H */
 
-/* Out of tree: the header is found next to fpu.c (CFLAGS_fpu.o in Kbuild). */
+/* Out of tree: the header is found next to fpu_live.c (CFLAGS_fpu_live.o in Kbuild). */
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH .
 #undef TRACE_INCLUDE_FILE

@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/fs_context.h>
 #include <linux/kobject.h>
 #include <linux/math64.h>
@@ -22,6 +23,7 @@
 #include "csf.h"
 
 struct csf_clock csf_clock __read_mostly;
+struct dentry *csf_debugfs;
 
 /* The largest shift <= 32 for which to * 2^shift / from fits the 32-bit multiplier. */
 static void csf_calc_mult_shift(u64 from, u64 to, u32 *mult, u32 *shift)
@@ -208,6 +210,8 @@ static int __init csf_init(void)
 	if (err)
 		goto out_notifier;
 	csf_cpu_init();
+	/* Root's diagnostics (fpu_live); none of it needed: the module works without debugfs. */
+	csf_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	csf_fpu_init();
 	err = csf_slice_init();
 	if (err)
@@ -227,6 +231,7 @@ out_slice:
 	csf_slice_exit();
 out_fpu:
 	csf_fpu_exit();
+	debugfs_remove(csf_debugfs);
 	csf_thread_exit();
 out_notifier:
 	preempt_notifier_dec();
@@ -240,6 +245,7 @@ static void __exit csf_exit(void)
 	sysfs_remove_mount_point(kernel_kobj, CSF_FS_TYPE);
 	csf_slice_exit();
 	csf_fpu_exit();
+	debugfs_remove(csf_debugfs);
 	csf_thread_exit();
 	preempt_notifier_dec();
 }

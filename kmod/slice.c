@@ -74,6 +74,18 @@ struct csf_slice {
 	u64 sum_exec; /* the task's se.sum_exec_runtime: at the slice's start, or as of now */
 };
 
+/*
+ * A CPU's claim word: its slice's id above CSF_CLAIM_SHIFT, the reports made of that slice
+ * below, CSF_CLAIM_MADE of them at most (csf_due() allows fewer than 64).
+ */
+#define CSF_CLAIM_SHIFT 8
+#define CSF_CLAIM_MADE 0xff
+
+static __always_inline s64 csf_claim_word(u64 id, unsigned int made)
+{
+	return (s64)(id << CSF_CLAIM_SHIFT | made);
+}
+
 /* A report a watcher has claimed and waits to finish (its NMI stack). */
 struct csf_pending {
 	bool busy;
@@ -87,7 +99,7 @@ struct csf_pending {
 struct csf_slice_cpu {
 	seqcount_t seq; /* the slice, written by this CPU's probe, read by the watchers */
 	struct csf_slice slice;
-	/* (slice id << 8) | reports made: the watchers claim each report with a cmpxchg. */
+	/* csf_claim_word(slice id, reports made): the watchers claim each report with a cmpxchg. */
 	atomic64_t claim;
 	/*
 	 * An NMI's answer: a watcher sets want to the id of the slice it claimed, this CPU's NMI
@@ -304,7 +316,7 @@ static void csf_switch_probe(void *data, bool preempt, struct task_struct *prev,
 	s->class = csf_class_of(next->sched_class);
 	s->sum_exec = next->se.sum_exec_runtime;
 	raw_write_seqcount_end(&sc->seq);
-	atomic64_set(&sc->claim, s->id << 8);
+	atomic64_set(&sc->claim, csf_claim_word(s->id, 0));
 }
 
 /* ---- The watchers ---- */
@@ -332,7 +344,7 @@ static bool csf_claim(int cpu, u64 now, u64 extra, struct csf_slice *out, u64 *l
 	struct csf_slice_cpu *sc = per_cpu_ptr(&csf_slice_cpus, cpu);
 	u64 threshold = (u64)READ_ONCE(slice_warn_us) * NSEC_PER_USEC;
 	s64 claim = atomic64_read(&sc->claim);
-	unsigned int made = claim & 0xff, next;
+	unsigned int made = claim & CSF_CLAIM_MADE, next;
 	unsigned int seq;
 
 	do {
@@ -340,15 +352,15 @@ static bool csf_claim(int cpu, u64 now, u64 extra, struct csf_slice *out, u64 *l
 		*out = sc->slice;
 	} while (read_seqcount_retry(&sc->seq, seq));
 
-	if (!threshold || out->class == CSF_CLASS_IDLE || out->id != (u64)claim >> 8 ||
-	    (s64)(now - out->start_ns) <= 0)
+	if (!threshold || out->class == CSF_CLASS_IDLE ||
+	    out->id != (u64)claim >> CSF_CLAIM_SHIFT || (s64)(now - out->start_ns) <= 0)
 		return false;
 	*len = now - out->start_ns;
 	if (*len < csf_due(threshold, made) || *len - csf_due(threshold, made) < extra)
 		return false;
 	for (next = made + 1; *len >= csf_due(threshold, next); next++)
 		;
-	return atomic64_try_cmpxchg(&sc->claim, &claim, (s64)(out->id << 8 | next));
+	return atomic64_try_cmpxchg(&sc->claim, &claim, csf_claim_word(out->id, next));
 }
 
 static void csf_finish_pending(struct csf_slice_cpu *me)
@@ -541,7 +553,7 @@ static void csf_slice_reset_cpus(void)
 
 		/* Until its next switch, a CPU's slice is unknown: treated as idle. */
 		sc->slice.class = CSF_CLASS_IDLE;
-		atomic64_set(&sc->claim, sc->slice.id << 8);
+		atomic64_set(&sc->claim, csf_claim_word(sc->slice.id, 0));
 		atomic64_set(&sc->nmi_want, 0);
 		atomic64_set(&sc->nmi_done, 0);
 		sc->pending.busy = false;

@@ -532,9 +532,8 @@ static void bench_fpu(void)
 		       "per switch)\n",
 		       where[w].name, "on", med[1], (med[1] - med[0]) / 2, noise / 2);
 	}
-	printf("\nThe probes ("
-	       "/sys/module/coarse_stat_fs/parameters/fpu_live):\n");
-	shell("cat /sys/module/coarse_stat_fs/parameters/fpu_live");
+	printf("\nThe probes (/sys/kernel/debug/coarse_stat_fs/fpu_live):\n");
+	shell("cat /sys/kernel/debug/coarse_stat_fs/fpu_live");
 	printf("\nWhat the events said of those switches (latency in ns; TSC %.1f MHz):\n",
 	       (double)hdr->tsc_hz / 1e6);
 	shell("csfcat fpu-report " TRACING "/trace");

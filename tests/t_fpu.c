@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define FPU CSF_MOUNT_POINT "/" CSF_FPU_FILE
-#define LIVE "/sys/module/coarse_stat_fs/parameters/fpu_live"
+#define LIVE "/sys/kernel/debug/coarse_stat_fs/fpu_live"
 #define TRACING "/sys/kernel/tracing"
 #define KPROBES "/sys/kernel/debug/kprobes/list"
 #define NOBODY 65534
@@ -697,6 +697,8 @@ int main(void)
 		if (cpu_flag(op_flags[i]))
 			kernel_save = ops[i];
 	kernel_restore = cpu_flag("xsaves") ? "XRSTORS" : "XRSTOR";
+	/* The probes' state is in debugfs: mounted if the guest has not. */
+	mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL);
 	printf("# XCR0 0x%llx, %d RFBMs; the kernel saves with %s, restores with %s\n",
 	       (unsigned long long)xgetbv0(), nrungs, kernel_save ? kernel_save : "-",
 	       kernel_restore);
@@ -996,9 +998,8 @@ int main(void)
 		t_unpin();
 	}
 
-	/* The live probes: tracefs and debugfs, mounted if the guest has not. */
+	/* The live probes: tracefs, mounted if the guest has not. */
 	mount("nodev", TRACING, "tracefs", 0, NULL);
-	mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL);
 
 	TEST("the csf_fpu events print the series' format, in a system of their own") {
 		const char *f;

@@ -247,16 +247,19 @@ umount /sys/kernel/coarse_stat_fs 2>/dev/null
 echo 50000 >/sys/module/coarse_stat_fs/parameters/slice_warn_us
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 echo 1 >/sys/kernel/tracing/events/csf_fpu/enable 2>/dev/null
-cat /sys/module/coarse_stat_fs/parameters/fpu_live 2>/dev/null
+cat /sys/kernel/debug/coarse_stat_fs/fpu_live 2>/dev/null
 if rmmod_settled; then
 	report PASS rmmod "with the slice watch and the csf_fpu events on"
 else
 	report FAIL rmmod "rmmod refused after the last registered thread exited"
 fi
-# A read-only parameter given at load time is refused, and nothing crashes.
-if insmod /csf/coarse_stat_fs.ko fpu_live=1 2>/dev/null; then
+# A parameter out of its range at load time is refused, and nothing crashes; and once loaded
+# and unloaded, the debugfs entries are gone with the module.
+if insmod /csf/coarse_stat_fs.ko period_us=999 2>/dev/null; then
 	rmmod coarse_stat_fs
-	report FAIL load-param "insmod accepted the read-only fpu_live"
+	report FAIL load-param "insmod accepted period_us=999 (below 1000)"
+elif [ -e /sys/kernel/debug/coarse_stat_fs ] && ! grep -q '^coarse_stat_fs ' /proc/modules; then
+	report FAIL load-param "/sys/kernel/debug/coarse_stat_fs outlived the module"
 else
 	report PASS load-param
 fi
