@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/wait.h>
 
 #define THREAD_PATH CSF_MOUNT_POINT "/" CSF_THREAD_FILE
@@ -186,6 +187,35 @@ static void kmemleak_text(void)
 		fclose(f);
 }
 
+/* ---- fail-nth ---- */
+
+/*
+ * The calling thread's fail-nth while armed. What is left of it is read into a page that fork()
+ * does not write-protect (MADV_DONTFORK): after a fork, the kernel's write into a copy-on-write
+ * page (read() into the stack) allocates, and the armed failure would make it EFAULT.
+ */
+static _Thread_local int nth_fd = -1;
+static _Thread_local char *nth_buf;
+static _Thread_local long nth_left = -1;
+
+/* Stop injecting; nth_left is what was left (0: the failure was injected), -1 on error. */
+static void nth_disarm(void)
+{
+	ssize_t n;
+
+	if (nth_fd < 0)
+		return;
+	n = pread(nth_fd, nth_buf, 31, 0);
+	if (write(nth_fd, "0", 1) != 1)
+		n = -1;
+	close(nth_fd);
+	nth_fd = -1;
+	if (n <= 0)
+		return;
+	nth_buf[n] = 0;
+	nth_left = strtol(nth_buf, NULL, 10);
+}
+
 /* ---- The operations: 0, or the errno of the call that failed ---- */
 
 static int sum_ok(const struct csf_snap *s)
@@ -286,6 +316,8 @@ static int op_fork(void)
 	int status;
 	pid_t pid = fork();
 
+	if (pid > 0)
+		nth_disarm(); /* before the parent's copy-on-write stack is written from the kernel */
 	if (pid < 0)
 		return errno;
 	if (pid == 0) {
@@ -331,19 +363,26 @@ static void *point_thread(void *arg)
 	pt->remaining = -1;
 	if (fd < 0)
 		return NULL;
+	nth_buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (nth_buf == MAP_FAILED || madvise(nth_buf, 4096, MADV_DONTFORK)) {
+		close(fd);
+		return NULL;
+	}
+	nth_buf[0] = 0; /* present before the failures start */
 	if (pt->op->prep)
 		pt->op->prep();
 	snprintf(buf, sizeof(buf), "%u", pt->n);
 	if (write(fd, buf, strlen(buf)) < 0) {
 		close(fd);
+		munmap(nth_buf, 4096);
 		return NULL;
 	}
+	nth_fd = fd;
+	nth_left = -1;
 	pt->result = pt->op->fn();
-	if (pread(fd, buf, sizeof(buf) - 1, 0) > 0)
-		pt->remaining = strtol(buf, NULL, 10);
-	if (write(fd, "0", 1) < 0)
-		pt->remaining = -1;
-	close(fd);
+	nth_disarm(); /* if the operation has not */
+	pt->remaining = nth_left;
+	munmap(nth_buf, 4096);
 	if (pt->op->done)
 		pt->op->done();
 	return NULL;
@@ -470,7 +509,10 @@ static void *random_worker(void *arg)
 			struct point pt = { .op = &random_lib, .n = 0 };
 
 			/* n = 0: fail-nth off; the probability does the failing */
-			pthread_create(&th, NULL, point_thread, &pt);
+			if (pthread_create(&th, NULL, point_thread, &pt)) {
+				e = -5;
+				break;
+			}
 			pthread_join(th, NULL);
 			e = pt.result;
 		}
@@ -484,10 +526,35 @@ static void *random_worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+/*
+ * glibc registers an rseq area for each thread, which the kernel writes on the way back to user
+ * space after a preemption. After fork() the parent's area is copy-on-write, so that write
+ * allocates, and when it meets the armed failure the kernel kills the process with SIGSEGV
+ * (rseq_handle_notify_resume(), force_sigsegv()). Run without rseq: exec again with glibc's
+ * tunable (2.35) set.
+ */
+static void without_rseq(char **argv)
+{
+	const char *t = getenv("GLIBC_TUNABLES");
+	char val[512];
+
+	if (t && strstr(t, "glibc.pthread.rseq=0")) {
+		printf("#   rseq %s\n", __rseq_size ? "still registered" : "off");
+		return;
+	}
+	snprintf(val, sizeof(val), "%s%sglibc.pthread.rseq=0", t ? t : "", t ? ":" : "");
+	setenv("GLIBC_TUNABLES", val, 1);
+	execv("/proc/self/exe", argv);
+	t_die("exec /proc/self/exe");
+}
+
+int main(int argc, char **argv)
 {
 	struct tally total = { 0 };
 	bool leaks_checked;
+
+	(void)argc;
+	without_rseq(argv);
 
 	TEST("fault injection is available") {
 		if (access("/proc/thread-self/fail-nth", W_OK) || tk_debugfs() ||

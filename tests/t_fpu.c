@@ -1095,6 +1095,8 @@ int main(void)
 		uint64_t user = rungs[nrungs - 1];
 
 		file_write(TRACING "/trace", "");
+		REQUIRE(file_read_ll(TRACING "/tracing_on") == 1,
+			"tracing_on is 0: no event can reach the trace (a test before left it off?)");
 		REQUIRE(!file_write(TRACING "/events/csf_fpu/enable", "1"), "enable: %s",
 			strerror(errno));
 		keepers_start();

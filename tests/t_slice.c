@@ -974,6 +974,7 @@ int main(void)
 		struct pollfd pfd;
 		int ends = 0, stuck = 0;
 		bool offline_ok = true, ftrace;
+		char tracing_on[8] = "1";
 
 		/*
 		 * A slice that ends on a CPU going offline (its stopper's) is reported there after
@@ -981,6 +982,7 @@ int main(void)
 		 */
 		set_warn(1000); /* 1 ms: the stopper's slices are reported */
 		t_pin(0);
+		file_read_value(TRACING "/tracing_on", tracing_on, sizeof(tracing_on));
 		file_write(TRACING "/tracing_on", "0");
 		ftrace = file_write(TRACING "/current_tracer", "function") == 0;
 		collect_start();
@@ -1014,10 +1016,10 @@ int main(void)
 			t_sleep_ns(20 * MS);
 		}
 		collect_stop();
-		if (ftrace) {
+		if (ftrace)
 			file_write(TRACING "/current_tracer", "nop");
-			file_write(TRACING "/tracing_on", "1");
-		}
+		/* As found, with or without the function tracer: later tests read the trace. */
+		file_write(TRACING "/tracing_on", tracing_on);
 		for (int i = 0; i < atomic_load(&nreports); i++)
 			ends += reports[i].cpu == 1 && !strcmp(reports[i].event, "end") &&
 				!strcmp(reports[i].class, "stop");
