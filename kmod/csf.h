@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * coarse_stat_fs: what the module's source files share. main.c owns the clock and the
- * filesystem, thread.c the per-thread pages, cpu.c the cpu page, slice.c the long-slice watch,
- * sched-learn.c what the watch learns of the scheduler, slices.c the watch's reports (the slices
- * file and its trace events), fpu.c the fpu file, fpu_live.c its live trace events (fpu.h).
+ * filesystem, thread.c the per-thread pages, cpu.c the cpu page, slice_watch.c the long-slice
+ * watch, slice_learn.c what the watch learns of the scheduler, slice_report.c the watch's reports
+ * (the slices file and its trace events), fpu.c the fpu file, fpu_live.c its live trace events
+ * (fpu.h).
  */
 #ifndef CSF_H
 #define CSF_H
@@ -60,7 +61,7 @@ extern const struct file_operations csf_thread_fops;
 int csf_thread_init(void);
 void csf_thread_exit(void);
 
-/* slice.c: the long-slice watch */
+/* slice_watch.c: the long-slice watch */
 extern u64 csf_slice_long_cyc; /* slice_warn_us in TSC cycles; 0 while the watch is off */
 extern unsigned int slice_warn_us;
 extern const struct file_operations csf_slices_fops;

@@ -5,7 +5,7 @@
  * The filesystem is a root directory and four files, mounted at /sys/kernel/coarse_stat_fs:
  * thread-self and cpu (0444), read-only pages whose mapping holds everything they offer (see
  * include/uapi/coarse_stat_fs.h), and two root's files of text lines, slices (0400, the
- * long-slice watch: slices.c) and fpu (0600, XSAVE/XRSTOR latency: fpu.c).
+ * long-slice watch: slice_report.c) and fpu (0600, XSAVE/XRSTOR latency: fpu.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

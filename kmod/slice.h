@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * coarse_stat_fs: the long-slice watch's parts: the watch (slice.c), what it learns of the
- * scheduler (sched-learn.c), where its reports go (slices.c, slice_trace.h).
+ * coarse_stat_fs: the long-slice watch's parts: the watch (slice_watch.c), what it learns of the
+ * scheduler (slice_learn.c), where its reports go (slice_report.c, slice_trace.h).
  */
 #ifndef CSF_SLICE_H
 #define CSF_SLICE_H
@@ -65,7 +65,7 @@ struct csf_slice_report {
 struct tracepoint;
 struct sched_class;
 
-/* slices.c: the ring of reports, its file and trace events */
+/* slice_report.c: the ring of reports, its file and trace events */
 struct trace_seq;
 
 void csf_report(struct csf_slice_report *r);
@@ -75,10 +75,10 @@ const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsign
 void csf_slices_sync(void);
 void csf_slices_tick(void); /* on an online CPU, from the watch's timer */
 
-/* slice.c */
+/* slice_watch.c */
 bool csf_slice_cpu_quiet(int cpu); /* isolated: the watch neither interrupts it nor sends NMIs */
 
-/* sched-learn.c */
+/* slice_learn.c */
 int csf_learn_sched(struct tracepoint *nr_running_tp); /* once; may sleep */
 u8 csf_class_of(const struct sched_class *c); /* enum csf_class */
 s32 csf_nr_running(int cpu); /* runnable tasks on cpu's runqueue, -1 unknown */

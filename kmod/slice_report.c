@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * coarse_stat_fs: where the long-slice watch's reports go (slice.c makes them): trace events
+ * coarse_stat_fs: where the long-slice watch's reports go (slice_watch.c makes them): trace events
  * (slice_trace.h) and a ring of the last CSF_RING reports, which the root-only file "slices"
  * reads as text lines, one per report, with poll(). The ring never stops its writer: the oldest
  * report goes, and a reader that had not read it gets a "lost N" line instead.

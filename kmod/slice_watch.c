@@ -18,8 +18,8 @@
  *   unless slice_isolated is set: the watcher before one in CPU order reports its slices
  *   from what its switch probe wrote, without a stack (stack_via=isolated).
  * - Classes, and where each CPU's runqueue count is, are learned when the watch is first
- *   switched on, runqueues also of CPUs that come online later (sched-learn.c).
- * - Reports go to trace events and to the ring the root-only file "slices" reads (slices.c).
+ *   switched on, runqueues also of CPUs that come online later (slice_learn.c).
+ * - Reports go to trace events and to the ring the root-only file "slices" reads (slice_report.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
