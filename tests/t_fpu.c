@@ -1204,11 +1204,12 @@ int main(void)
 		static struct reader a, b;
 		unsigned int na[7], nb[7];
 		int tries = 0, met = 0;
+		long target_ms = 30000;
 
 		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 			SKIP("one CPU");
 		while (tries++ < 3 && !met) {
-			reader_start(&a, long_run_req(30000), 0);
+			reader_start(&a, long_run_req(target_ms), 0);
 			if (reader_probing(&a)) {
 				reader_start(&b, "samples=1000 max_ms=60000", 1);
 				met = 1;
@@ -1216,9 +1217,14 @@ int main(void)
 			}
 			pthread_join(a.th, NULL);
 			/* B is what is judged: A may run past its bound on a loaded host */
-			REQUIRE(!a.err || (met && a.err == ETIME), "A: %s", strerror(a.err));
-			if (!met)
+			REQUIRE(!a.err || a.err == ETIME, "A: %s", strerror(a.err));
+			if (!met) {
+				/* a loaded host: A's bound came before its probe check; shorter */
+				printf("#   A ended (%s) before its probe check\n",
+				       a.err ? strerror(a.err) : "done");
 				free(a.text);
+				target_ms /= 2;
+			}
 		}
 		REQUIRE(met, "A's probe check ended before B could start, %d times", tries - 1);
 		REQUIRE(!b.err, "B: %s", strerror(b.err));

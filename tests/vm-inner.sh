@@ -161,6 +161,7 @@ for t in $tests; do
 	isolated) run isolated t_isolated ;; # a boot of its own (tests/debian/run.sh)
 	mem) run mem t_mem ;;
 	fpu)
+		next_timeout=900 # about 250 s on the debug kernel under emulation
 		run fpu t_fpu
 		run fpu-report t_fpu_report
 		;;
