@@ -70,111 +70,6 @@
 
 static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
 
-struct mem_opts {
-	bool all, json, enable;
-	double watch_s, duration_s; /* 0: not given */
-	long count; /* reports before exiting; 0: no limit */
-	const char *prom;
-	pid_t pid;
-};
-
-/* One report: what was monitored, how, and the two metrics. */
-struct mem_report {
-	const char *source; /* "damon_stat" or "sysfs" */
-	const char *ops; /* "paddr" or "vaddr" */
-	pid_t kdamond; /* -1: unknown */
-	pid_t target; /* --pid, else 0 */
-	uint64_t start, end; /* lowest and highest monitored address */
-	uint64_t bytes; /* monitored bytes */
-	unsigned int nr_ranges; /* contiguous ranges (vaddr) */
-	unsigned int nr_regions; /* DAMON regions, 0: not known (DAMON_STAT does not say) */
-	const char *range_note;
-	double monitored_s; /* < 0: not known */
-	const char *monitored_note; /* why not known, or how it was found */
-	uint64_t aggr_us, sample_us; /* 0: not known */
-	bool tuned;
-	bool accessed_negative; /* accessed bytes have negative idle times (not on 6.17) */
-	struct mem_metrics met;
-	bool bw_trusted; /* the bandwidth reading can be taken as it is */
-	char bw_note[256]; /* why not, next to the figure */
-	uint64_t bw_window_max; /* --watch on DAMON_STAT: the largest of the last readings */
-	int bw_window_n; /* how many; 0: no window */
-	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
-	double cpu_window_s; /* over this long */
-	bool cpu_since_start; /* the window is the kdamond's whole life */
-	const char *note;
-};
-
-static const char *cmd_name = "mem";
-static volatile sig_atomic_t stop_sig;
-static sigset_t sleep_mask; /* the mask to sleep with: the stopping signals unblocked */
-
-/* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
-#define err(fmt, ...) fprintf(stderr, "%s: %s: " fmt "\n", csfcat_prog, cmd_name, ##__VA_ARGS__)
-
-static double mono_s(void)
-{
-	return (double)mono_ns() / 1e9;
-}
-
-/*
- * Sleep with the stopping signals unblocked, and only then: they stay blocked everywhere else,
- * so that one arriving during a sysfs write waits for it, and none is lost between a check of
- * stop_sig and the sleep. Returns false when a signal asks us to stop.
- */
-static bool sleep_s(double s)
-{
-	double end = mono_s() + s, left;
-
-	while (!stop_sig && (left = end - mono_s()) > 0) {
-		struct timespec ts = { .tv_sec = (time_t)left,
-				       .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
-
-		ppoll(NULL, 0, &ts, &sleep_mask);
-	}
-	return !stop_sig;
-}
-
-static void on_signal(int sig)
-{
-	if (!stop_sig)
-		stop_sig = sig;
-}
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
-static void catch_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t block;
-
-	sigemptyset(&block);
-	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
-		sigaction(stop_signals[i], &sa, NULL);
-		sigaddset(&block, stop_signals[i]);
-	}
-	/* A closed pipe must end the run through the cleanup, not kill it: EPIPE instead. */
-	signal(SIGPIPE, SIG_IGN);
-	sigprocmask(SIG_BLOCK, &block, &sleep_mask);
-	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
-		sigdelset(&sleep_mask, stop_signals[i]);
-}
-
-/* Die of the signal that stopped us, once everything is cleaned up, as an unhandled one would. */
-static void reraise(void)
-{
-	sigset_t set;
-
-	if (!stop_sig)
-		return;
-	fflush(stdout);
-	signal(stop_sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, stop_sig);
-	raise(stop_sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-}
-
 /* ---- sysfs and procfs files ---- */
 
 /*
@@ -252,10 +147,10 @@ static int file_error(const char *what, const char *path)
 	int e = errno;
 
 	if (e == EACCES || e == EPERM)
-		err("%s %s: %s (DAMON's files are root's only: run csfcat mem as root)", what, path,
-		    strerror(e));
+		mem_err("%s %s: %s (DAMON's files are root's only: run csfcat mem as root)", what,
+			path, strerror(e));
 	else
-		err("%s %s: %s", what, path, strerror(e));
+		mem_err("%s %s: %s", what, path, strerror(e));
 	return EXIT_FAILURE;
 }
 
@@ -552,12 +447,12 @@ static int write_prometheus(const char *path, const struct mem_report *m)
 
 	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
 	    (int)sizeof(tmp)) {
-		err("--prometheus %s: name too long", path);
+		mem_err("--prometheus %s: name too long", path);
 		return -1;
 	}
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
-		err("--prometheus: %s: %s", tmp, strerror(errno));
+		mem_err("--prometheus: %s: %s", tmp, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -600,13 +495,13 @@ static int write_prometheus(const char *path, const struct mem_report *m)
 			"csfcat_memory_monitored_seconds{%s} %.1f\n",
 			labels, m->monitored_s);
 	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
-		err("--prometheus: writing %s: %s", tmp, strerror(errno));
+		mem_err("--prometheus: writing %s: %s", tmp, strerror(errno));
 		fclose(f);
 		unlink(tmp);
 		return -1;
 	}
 	if (fclose(f) || rename(tmp, path)) {
-		err("--prometheus: %s: %s", path, strerror(errno));
+		mem_err("--prometheus: %s: %s", path, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -621,7 +516,7 @@ static bool report(const struct mem_report *m, const struct mem_opts *o)
 	else
 		print_text(m, o);
 	if (ferror(stdout)) {
-		err("writing the report: %s", strerror(errno));
+		mem_err("writing the report: %s", strerror(errno));
 		return false;
 	}
 	return !o->prom || !write_prometheus(o->prom, m);
@@ -631,7 +526,7 @@ static bool report(const struct mem_report *m, const struct mem_opts *o)
 static void cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first)
 {
 	uint64_t ns;
-	double now = mono_s();
+	double now = mem_mono_s();
 
 	m->cpu_ms_per_s = -1;
 	if (m->kdamond <= 0 || thread_cpu_ns(m->kdamond, &ns) || now <= *prev_s || ns < *prev_ns)
@@ -686,11 +581,11 @@ static int no_damon(void)
 	else
 		what = "has DAMON but neither its sysfs interface nor DAMON_STAT (CONFIG_DAMON_SYSFS "
 		       "and CONFIG_DAMON_STAT are not set)";
-	err("this kernel (%s) %s, so it cannot monitor memory accesses.\n"
-	    "csfcat mem needs CONFIG_DAMON_STAT=y (Linux 6.17 and later), or CONFIG_DAMON_SYSFS=y "
-	    "with\nCONFIG_DAMON_PADDR=y (CONFIG_DAMON_VADDR=y for --pid), as in Debian's 6.12 "
-	    "and later.",
-	    rel, what);
+	mem_err("this kernel (%s) %s, so it cannot monitor memory accesses.\n"
+		"csfcat mem needs CONFIG_DAMON_STAT=y (Linux 6.17 and later), or CONFIG_DAMON_SYSFS=y "
+		"with\nCONFIG_DAMON_PADDR=y (CONFIG_DAMON_VADDR=y for --pid), as in Debian's 6.12 "
+		"and later.",
+		rel, what);
 	return EXIT_NO_DAMON;
 }
 
@@ -835,8 +730,8 @@ static int stat_read(struct mem_report *m)
 	if (read_file(STAT_PARAMS "/memory_idle_ms_percentiles", buf, sizeof(buf)))
 		return file_error("reading", STAT_PARAMS "/memory_idle_ms_percentiles");
 	if (mem_parse_percentiles(buf, m->met.idle_ms)) {
-		err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s", STAT_PARAMS,
-		    MEM_NR_PCT, buf);
+		mem_err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s",
+			STAT_PARAMS, MEM_NR_PCT, buf);
 		return EXIT_FAILURE;
 	}
 	m->monitored_s = -1;
@@ -924,7 +819,7 @@ static int stat_enable(void)
 {
 	if (write_file(STAT_PARAMS "/enabled", "Y"))
 		return file_error("writing", STAT_PARAMS "/enabled");
-	fprintf(stderr, "%s: %s: DAMON_STAT enabled\n", csfcat_prog, cmd_name);
+	fprintf(stderr, "%s: %s: DAMON_STAT enabled\n", csfcat_prog, MEM_CMD);
 	return 0;
 }
 
@@ -961,7 +856,7 @@ static int run_damon_stat(const struct mem_opts *o)
 	struct mem_bw_window w = { 0 };
 	struct mem_metrics last = { 0 };
 	uint64_t prev_ns = 0;
-	double prev_s = 0, limit = wait_limit_s(), deadline = mono_s() + limit, wait;
+	double prev_s = 0, limit = wait_limit_s(), deadline = mem_mono_s() + limit, wait;
 	bool first_cpu = true, waited = false, have_last = false;
 	long n = 0;
 	int rc;
@@ -971,22 +866,22 @@ static int run_damon_stat(const struct mem_opts *o)
 		if (rc)
 			return rc;
 		if (!stat_ready(&m, &wait)) {
-			double left = deadline - mono_s();
+			double left = deadline - mem_mono_s();
 
 			if (left <= 0) {
 				if (m.monitored_s >= 0)
-					err("DAMON_STAT's kdamond (pid %d) still has run for only %.1f "
-					    "s after %.0f s of waiting, less than the %.0f s its first "
-					    "results take: it restarts, or /proc/%d/stat is wrong",
-					    m.kdamond, m.monitored_s, limit, STAT_FIRST_RESULTS_S,
-					    m.kdamond);
+					mem_err("DAMON_STAT's kdamond (pid %d) still has run for only %.1f "
+						"s after %.0f s of waiting, less than the %.0f s its first "
+						"results take: it restarts, or /proc/%d/stat is wrong",
+						m.kdamond, m.monitored_s, limit,
+						STAT_FIRST_RESULTS_S, m.kdamond);
 				else
-					err("no results from DAMON_STAT after %.0f s of waiting: "
-					    "estimated_memory_bandwidth and memory_idle_ms_percentiles "
-					    "(" STAT_PARAMS
-					    ") read all 0, and when it started is not "
-					    "known (%s)",
-					    limit, m.monitored_note);
+					mem_err("no results from DAMON_STAT after %.0f s of waiting: "
+						"estimated_memory_bandwidth and memory_idle_ms_percentiles "
+						"(" STAT_PARAMS
+						") read all 0, and when it started is not "
+						"known (%s)",
+						limit, m.monitored_note);
 				return EXIT_FAILURE;
 			}
 			if (!waited) {
@@ -994,15 +889,15 @@ static int run_damon_stat(const struct mem_opts *o)
 					fprintf(stderr,
 						"%s: %s: DAMON_STAT started %.1f s ago: waiting for its "
 						"first results\n",
-						csfcat_prog, cmd_name, m.monitored_s);
+						csfcat_prog, MEM_CMD, m.monitored_s);
 				else
 					fprintf(stderr,
 						"%s: %s: DAMON_STAT has no results yet: waiting for its "
 						"first, up to %.0f s\n",
-						csfcat_prog, cmd_name, limit);
+						csfcat_prog, MEM_CMD, limit);
 			}
 			waited = true;
-			if (!sleep_s(wait < left ? wait : left))
+			if (!mem_sleep_s(wait < left ? wait : left))
 				return 0;
 			continue;
 		}
@@ -1017,7 +912,7 @@ static int run_damon_stat(const struct mem_opts *o)
 			m.cpu_ms_per_s = -1;
 		} else {
 			if (first_cpu) {
-				prev_s = mono_s() - m.monitored_s;
+				prev_s = mem_mono_s() - m.monitored_s;
 				prev_ns = 0;
 			}
 			cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
@@ -1026,7 +921,7 @@ static int run_damon_stat(const struct mem_opts *o)
 			return EXIT_FAILURE;
 		if (!o->watch_s || (o->count && ++n >= o->count))
 			return 0;
-		if (!sleep_s(o->watch_s))
+		if (!mem_sleep_s(o->watch_s))
 			return 0;
 	}
 }
@@ -1062,15 +957,15 @@ static int kd_teardown(void)
 		return 0;
 	if (!read_file(KD0 "/state", state, sizeof(state)) && strcmp(state, "off") != 0 &&
 	    kd_state("off"))
-		err("stopping our kdamond (" KD0 "/state): %s", strerror(errno));
+		mem_err("stopping our kdamond (" KD0 "/state): %s", strerror(errno));
 	for (int i = 0; i < 3000; i++) {
 		if (!write_file(KDAMONDS "/nr_kdamonds", "0") || (errno != EBUSY && errno != EINTR))
 			break;
 		usleep(10000);
 	}
 	if (read_u64(KDAMONDS "/nr_kdamonds", &nr) || nr) {
-		err("could not remove our kdamond: run\n  echo off > " KD0
-		    "/state; echo 0 > " KDAMONDS "/nr_kdamonds");
+		mem_err("could not remove our kdamond: run\n  echo off > " KD0
+			"/state; echo 0 > " KDAMONDS "/nr_kdamonds");
 		return -1;
 	}
 	kd.created = false;
@@ -1090,8 +985,8 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 	if (read_file(CTX0 "/avail_operations", ops, sizeof(ops)))
 		return file_error("reading", CTX0 "/avail_operations");
 	if (!strstr(ops, want)) {
-		err("this kernel's DAMON has no %s operations: CONFIG_DAMON_%s is not set", want,
-		    o->pid ? "VADDR" : "PADDR");
+		mem_err("this kernel's DAMON has no %s operations: CONFIG_DAMON_%s is not set",
+			want, o->pid ? "VADDR" : "PADDR");
 		return EXIT_NO_DAMON;
 	}
 	if (kd_write(CTX0 "/operations", want))
@@ -1140,14 +1035,14 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 		/* Ours is the only kdamond directory now: only a module can be in the way. */
 		kdamond_owner(owner, sizeof(owner), false);
 		if (*owner)
-			err("cannot start a kdamond: %s", owner);
+			mem_err("cannot start a kdamond: %s", owner);
 		else if (o->pid && (e == EINVAL || e == ESRCH))
-			err("cannot monitor process %d: %s", o->pid, strerror(e));
+			mem_err("cannot monitor process %d: %s", o->pid, strerror(e));
 		else
-			err("starting our kdamond (" KD0 "/state): %s", strerror(e));
+			mem_err("starting our kdamond (" KD0 "/state): %s", strerror(e));
 		return EXIT_FAILURE;
 	}
-	kd.t_on = mono_s();
+	kd.t_on = mem_mono_s();
 	if (read_i64(KD0 "/pid", &pid))
 		pid = -1;
 	kd.pid = (pid_t)pid;
@@ -1280,28 +1175,29 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 
 			free(r);
 			if (o->pid && process_gone(o->pid)) {
-				err("process %d exited", o->pid);
+				mem_err("process %d exited", o->pid);
 			} else if (!kd_running()) {
 				if (o->pid)
-					err("our kdamond stopped: process %d exited", o->pid);
+					mem_err("our kdamond stopped: process %d exited", o->pid);
 				else
-					err("our kdamond stopped unexpectedly");
+					mem_err("our kdamond stopped unexpectedly");
 			} else {
-				err("reading our kdamond's regions (" SCHEME0 "): %s", strerror(e));
+				mem_err("reading our kdamond's regions (" SCHEME0 "): %s",
+					strerror(e));
 			}
 			return EXIT_FAILURE;
 		}
 		if (o->pid && process_gone(o->pid)) {
 			free(r);
-			err("process %d exited", o->pid);
+			mem_err("process %d exited", o->pid);
 			return EXIT_FAILURE;
 		}
 		if ((!kd.tuned || aggr == aggr0) && n && (o->pid || covers(r, n, m)))
 			break;
-		if (++tries >= 10 || stop_sig) {
+		if (++tries >= 10 || mem_stop_sig) {
 			free(r);
-			err("DAMON reported %s regions %d times in a row (" TRIED ")",
-			    n ? "incomplete" : "no", tries);
+			mem_err("DAMON reported %s regions %d times in a row (" TRIED ")",
+				n ? "incomplete" : "no", tries);
 			return EXIT_FAILURE;
 		}
 	}
@@ -1309,7 +1205,7 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 	m->sample_us = sample;
 	m->tuned = kd.tuned;
 	m->nr_regions = (unsigned int)n;
-	m->monitored_s = mono_s() - kd.t_on;
+	m->monitored_s = mem_mono_s() - kd.t_on;
 	mem_compute(r, n, aggr, sample, &m->met);
 	sysfs_bandwidth(m);
 	if (o->pid) {
@@ -1352,13 +1248,13 @@ static int run_sysfs(const struct mem_opts *o)
 	if (lock < 0)
 		return file_error("opening", KDAMONDS "/nr_kdamonds");
 	if (flock(lock, LOCK_EX | LOCK_NB)) {
-		err("another csfcat mem is running its own kdamond; try again when it is done");
+		mem_err("another csfcat mem is running its own kdamond; try again when it is done");
 		close(lock);
 		return EXIT_FAILURE;
 	}
 	kdamond_owner(owner, sizeof(owner), true);
 	if (*owner) {
-		err("cannot start a kdamond: %s", owner);
+		mem_err("cannot start a kdamond: %s", owner);
 		close(lock);
 		return EXIT_FAILURE;
 	}
@@ -1380,7 +1276,7 @@ static int run_sysfs(const struct mem_opts *o)
 			"and a low access rate, so an idle time can include time at a low rate";
 	prev_s = kd.t_on;
 	first_s = o->duration_s ? o->duration_s : o->watch_s ? o->watch_s : DEFAULT_DURATION_S;
-	if (!rc && sleep_s(first_s)) {
+	if (!rc && mem_sleep_s(first_s)) {
 		for (;;) {
 			m = base;
 			rc = kd_read(o, &m);
@@ -1391,7 +1287,8 @@ static int run_sysfs(const struct mem_opts *o)
 				rc = EXIT_FAILURE;
 				break;
 			}
-			if (!o->watch_s || (o->count && ++n >= o->count) || !sleep_s(o->watch_s))
+			if (!o->watch_s || (o->count && ++n >= o->count) ||
+			    !mem_sleep_s(o->watch_s))
 				break;
 		}
 	}
@@ -1410,7 +1307,7 @@ static int parse_seconds(const char *arg, const char *opt, double *v)
 	errno = 0;
 	*v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(*v > 0) || *v > 86400 * 365)
-		return csfcat_usage_error(cmd_name, opt, arg);
+		return csfcat_usage_error(MEM_CMD, opt, arg);
 	return 0;
 }
 
@@ -1454,7 +1351,7 @@ static int parse_args(int argc, char **argv, struct mem_opts *o)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
-				return csfcat_usage_error(cmd_name,
+				return csfcat_usage_error(MEM_CMD,
 							  c == O_PID ?
 								  "--pid needs a process id, not" :
 								  "--count needs a number, not",
@@ -1471,16 +1368,16 @@ static int parse_args(int argc, char **argv, struct mem_opts *o)
 			o->enable = true;
 			break;
 		default:
-			return csfcat_usage_error(cmd_name, "unknown option or missing value",
+			return csfcat_usage_error(MEM_CMD, "unknown option or missing value",
 						  argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
-		return csfcat_usage_error(cmd_name, "takes no arguments, got", argv[optind]);
+		return csfcat_usage_error(MEM_CMD, "takes no arguments, got", argv[optind]);
 	if (o->count && !o->watch_s)
-		return csfcat_usage_error(cmd_name, "--count goes with --watch", NULL);
+		return csfcat_usage_error(MEM_CMD, "--count goes with --watch", NULL);
 	if (o->enable && o->pid)
-		return csfcat_usage_error(cmd_name,
+		return csfcat_usage_error(MEM_CMD,
 					  "--enable is for DAMON_STAT, --pid for our own "
 					  "kdamond: not both",
 					  NULL);
@@ -1498,7 +1395,7 @@ static int check_prom_dir(const char *path)
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
 	if (access(dir, W_OK | X_OK)) {
-		err("--prometheus %s: cannot write in %s: %s", path, dir, strerror(errno));
+		mem_err("--prometheus %s: cannot write in %s: %s", path, dir, strerror(errno));
 		return EXIT_FAILURE;
 	}
 	return 0;
@@ -1518,17 +1415,17 @@ static int cmd_mem(int argc, char **argv)
 	if (o.pid) {
 		snprintf(path, sizeof(path), "/proc/%d", o.pid);
 		if (!exists(path)) {
-			err("--pid %d: no such process", o.pid);
+			mem_err("--pid %d: no such process", o.pid);
 			return EXIT_FAILURE;
 		}
 	}
 	test_root = getenv("CSFCAT_MEM_ROOT") ?: "";
-	catch_signals();
+	mem_catch_signals();
 	st = damon_stat_state();
 	if (st == -2)
 		return EXIT_FAILURE;
 	if (o.enable && st < 0) {
-		err("--enable: this kernel has no DAMON_STAT (CONFIG_DAMON_STAT is not set)");
+		mem_err("--enable: this kernel has no DAMON_STAT (CONFIG_DAMON_STAT is not set)");
 		return EXIT_NO_DAMON;
 	}
 	if (o.enable && !st) {
@@ -1546,10 +1443,10 @@ static int cmd_mem(int argc, char **argv)
 			fprintf(stderr,
 				"%s: %s: DAMON_STAT is built in but disabled (csfcat mem --enable "
 				"turns it on); running our own kdamond instead\n",
-				csfcat_prog, cmd_name);
+				csfcat_prog, MEM_CMD);
 		rc = run_sysfs(&o);
 	}
-	reraise();
+	mem_reraise();
 	return rc;
 }
 

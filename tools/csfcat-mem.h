@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * csfcat mem's metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
+ * csfcat mem: what its files share. csfcat-mem.c is the command (its options, the choice of a
+ * source); csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
+ *
+ * First its metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
  * regions, how far a bandwidth reading can be trusted, and the parsing of DAMON_STAT's
- * percentiles. No files, no output: csfcat-mem.c and the host test tests/t_mem_metrics.c link
- * the same code.
+ * percentiles. No files, no output: csfcat and the host test tests/t_mem_metrics.c link the
+ * same code.
  */
 #ifndef CSFCAT_MEM_H
 #define CSFCAT_MEM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MEM_NR_PCT 101
 /* DAMON_STAT's aggregation interval is 20 sampling intervals, a ratio its tuner keeps. */
@@ -68,5 +73,63 @@ struct mem_bw_window {
 
 void mem_bw_push(struct mem_bw_window *w, uint64_t bw);
 uint64_t mem_bw_max(const struct mem_bw_window *w);
+
+/* ---- the command's files ---- */
+
+#define MEM_CMD "mem"
+/* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
+#define mem_err(fmt, ...) fprintf(stderr, "%s: " MEM_CMD ": " fmt "\n", csfcat_prog, ##__VA_ARGS__)
+
+struct mem_opts {
+	bool all, json, enable;
+	double watch_s, duration_s; /* 0: not given */
+	long count; /* reports before exiting; 0: no limit */
+	const char *prom;
+	pid_t pid;
+};
+
+/* One report: what was monitored, how, and the two metrics. */
+struct mem_report {
+	const char *source; /* "damon_stat" or "sysfs" */
+	const char *ops; /* "paddr" or "vaddr" */
+	pid_t kdamond; /* -1: unknown */
+	pid_t target; /* --pid, else 0 */
+	uint64_t start, end; /* lowest and highest monitored address */
+	uint64_t bytes; /* monitored bytes */
+	unsigned int nr_ranges; /* contiguous ranges (vaddr) */
+	unsigned int nr_regions; /* DAMON regions, 0: not known (DAMON_STAT does not say) */
+	const char *range_note;
+	double monitored_s; /* < 0: not known */
+	const char *monitored_note; /* why not known, or how it was found */
+	uint64_t aggr_us, sample_us; /* 0: not known */
+	bool tuned;
+	bool accessed_negative; /* accessed bytes have negative idle times (not on 6.17) */
+	struct mem_metrics met;
+	bool bw_trusted; /* the bandwidth reading can be taken as it is */
+	char bw_note[256]; /* why not, next to the figure */
+	uint64_t bw_window_max; /* --watch on DAMON_STAT: the largest of the last readings */
+	int bw_window_n; /* how many; 0: no window */
+	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
+	double cpu_window_s; /* over this long */
+	bool cpu_since_start; /* the window is the kdamond's whole life */
+	const char *note;
+};
+
+/* ---- csfcat-mem-signals.c ---- */
+
+/* The stopping signal that arrived (SIGINT, SIGTERM, SIGHUP, SIGQUIT), 0 while none has. */
+extern volatile sig_atomic_t mem_stop_sig;
+/* Block the stopping signals everywhere but in mem_sleep_s(), and ignore SIGPIPE. */
+void mem_catch_signals(void);
+/*
+ * Sleep s seconds with the stopping signals unblocked, and only then: they stay blocked
+ * everywhere else, so that one arriving during a sysfs write waits for it, and none is lost
+ * between a check of mem_stop_sig and the sleep. Returns false when a signal asks us to stop.
+ */
+bool mem_sleep_s(double s);
+/* Die of the signal that stopped us, once everything is cleaned up, as an unhandled one would. */
+void mem_reraise(void);
+/* CLOCK_MONOTONIC in seconds. */
+double mem_mono_s(void);
 
 #endif /* CSFCAT_MEM_H */
