@@ -70,95 +70,11 @@
 
 static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
 
-/* ---- sysfs and procfs files ---- */
-
-/*
- * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
- * DIR/proc/... (and DIR/boot/...) instead, so that tests/t_mem_stat.c runs it, natively and
- * without root, on copies of each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat/).
- * CSFCAT_MEM_WAIT_S bounds the wait for DAMON_STAT's first results (default 30 s).
- */
-static const char *test_root = "";
-
-/* PATH under the test root, in buf. */
-static const char *at_root(const char *path, char *buf, size_t len)
-{
-	if (!*test_root)
-		return path;
-	snprintf(buf, len, "%s%s", test_root, path);
-	return buf;
-}
-
-/* Read a small file (under the test root), without its trailing newline: 0, or -1 with errno. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	char rp[PATH_MAX];
-
-	return file_read_value(at_root(path, rp, sizeof(rp)), buf, len);
-}
-
-/* A number from sysfs: signed (a pid, -1 for none) into s, or unsigned into u. */
-static int read_num(const char *path, int64_t *s, uint64_t *u)
-{
-	char buf[64], *end;
-
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	errno = 0;
-	if (s)
-		*s = strtoll(buf, &end, 0);
-	else
-		*u = strtoull(buf, &end, 0);
-	if (errno || end == buf) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-static int read_u64(const char *path, uint64_t *v)
-{
-	return read_num(path, NULL, v);
-}
-
-static int read_i64(const char *path, int64_t *v)
-{
-	return read_num(path, v, NULL);
-}
-
-/* Write a file (under the test root): 0, or -1 with errno. */
-static int write_file(const char *path, const char *val)
-{
-	char rp[PATH_MAX];
-
-	return file_write(at_root(path, rp, sizeof(rp)), val);
-}
-
-static bool exists(const char *path)
-{
-	char rp[PATH_MAX];
-
-	return access(at_root(path, rp, sizeof(rp)), F_OK) == 0;
-}
-
-/* Explain a failed read or write of a DAMON file; EACCES is the common one. */
-static int file_error(const char *what, const char *path)
-{
-	int e = errno;
-
-	if (e == EACCES || e == EPERM)
-		mem_err("%s %s: %s (DAMON's files are root's only: run csfcat mem as root)", what,
-			path, strerror(e));
-	else
-		mem_err("%s %s: %s", what, path, strerror(e));
-	return EXIT_FAILURE;
-}
-
 /* Write a value to one of our kdamond's files; print what failed. */
 static int kd_write(const char *path, const char *val)
 {
-	if (write_file(path, val)) {
-		file_error("writing", path);
+	if (mem_write_file(path, val)) {
+		mem_file_error("writing", path);
 		return -1;
 	}
 	return 0;
@@ -170,135 +86,6 @@ static int kd_write_u64(const char *path, uint64_t v)
 
 	snprintf(val, sizeof(val), "%" PRIu64, v);
 	return kd_write(path, val);
-}
-
-/* Field N (1-based, as proc(5) counts them; N >= 4) of /proc/PID/stat, after the name. */
-static int proc_stat_field(pid_t pid, int field, uint64_t *v)
-{
-	char path[64], buf[1024], *p, *end;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		goto bad;
-	p += 3; /* the state, field 3 */
-	for (int i = 4; i <= field; i++) {
-		p = strchr(p, ' ');
-		if (!p)
-			goto bad;
-		p++;
-		if (i == field) {
-			errno = 0;
-			*v = strtoull(p, &end, 10);
-			if (errno || end == p)
-				goto bad;
-			return 0;
-		}
-	}
-bad:
-	errno = EINVAL;
-	return -1;
-}
-
-/* The kdamond's CPU time in ns: schedstat's first field, else utime + stime in ticks. */
-static int thread_cpu_ns(pid_t pid, uint64_t *ns)
-{
-	char path[64];
-	uint64_t ut, st;
-
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	if (!read_u64(path, ns))
-		return 0;
-	if (proc_stat_field(pid, 14, &ut) || proc_stat_field(pid, 15, &st))
-		return -1;
-	*ns = (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
-	return 0;
-}
-
-/* How long a thread has lived, from its start time (proc(5) field 22) and the uptime. */
-static int thread_age_s(pid_t pid, double *age)
-{
-	char buf[128], *end;
-	uint64_t start;
-	double up;
-
-	if (proc_stat_field(pid, 22, &start) || read_file("/proc/uptime", buf, sizeof(buf)))
-		return -1;
-	up = strtod(buf, &end);
-	if (end == buf) {
-		errno = EINVAL;
-		return -1;
-	}
-	*age = up - (double)start / (double)sysconf(_SC_CLK_TCK);
-	return 0;
-}
-
-/*
- * The System RAM ranges of /proc/iomem (top level, as walk_system_ram_res() sees them): the
- * first start, the last end (exclusive), and the biggest range. Root only: others read zeros.
- */
-struct ram {
-	uint64_t first, last, big_start, big_end;
-};
-
-static int system_ram(struct ram *r)
-{
-	char rp[PATH_MAX], line[256];
-	FILE *f = fopen(at_root("/proc/iomem", rp, sizeof(rp)), "re");
-	bool any = false;
-
-	if (!f)
-		return -1;
-	memset(r, 0, sizeof(*r));
-	while (fgets(line, sizeof(line), f)) {
-		char *p;
-		uint64_t s, e;
-
-		/* Top-level lines only: "START-END : System RAM", in hex. */
-		if (!isxdigit((unsigned char)line[0]))
-			continue;
-		s = strtoull(line, &p, 16);
-		if (*p != '-')
-			continue;
-		e = strtoull(p + 1, &p, 16);
-		if (strncmp(p, " : System RAM", 13) != 0 || (p[13] != '\n' && p[13]))
-			continue;
-		if (!any)
-			r->first = s;
-		r->last = e + 1;
-		if (e + 1 - s > r->big_end - r->big_start) {
-			r->big_start = s;
-			r->big_end = e + 1;
-		}
-		any = true;
-	}
-	fclose(f);
-	if (!any || !r->last) {
-		errno = ENOENT;
-		return -1;
-	}
-	return 0;
-}
-
-/* The running kernel's release (the test root's, under CSFCAT_MEM_ROOT). */
-static void kernel_release(char *buf, size_t len)
-{
-	struct utsname u;
-
-	if (!read_file("/proc/sys/kernel/osrelease", buf, len) && *buf)
-		return;
-	snprintf(buf, len, "%s", uname(&u) ? "?" : u.release);
-}
-
-/* The running kernel (the test root's) is at least MAJOR.MINOR: for behaviour only. */
-static bool mem_kernel_at_least(long major, long minor)
-{
-	char rel[128];
-
-	kernel_release(rel, sizeof(rel));
-	return release_at_least(rel, major, minor);
 }
 
 /* ---- output ---- */
@@ -522,48 +309,7 @@ static bool report(const struct mem_report *m, const struct mem_opts *o)
 	return !o->prom || !write_prometheus(o->prom, m);
 }
 
-/* Fill in the kdamond's CPU time since the previous report (or its start). */
-static void cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first)
-{
-	uint64_t ns;
-	double now = mem_mono_s();
-
-	m->cpu_ms_per_s = -1;
-	if (m->kdamond <= 0 || thread_cpu_ns(m->kdamond, &ns) || now <= *prev_s || ns < *prev_ns)
-		return;
-	m->cpu_window_s = now - *prev_s;
-	m->cpu_ms_per_s = (double)(ns - *prev_ns) / 1e6 / m->cpu_window_s;
-	m->cpu_since_start = *first;
-	*first = false;
-	*prev_ns = ns;
-	*prev_s = now;
-}
-
 /* ---- what the kernel offers ---- */
-
-/* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
-static char kconfig(const char *name)
-{
-	char rel[128], path[256], rp[PATH_MAX], line[256];
-	size_t len = strlen(name);
-	char v = '?';
-	FILE *f;
-
-	kernel_release(rel, sizeof(rel));
-	snprintf(path, sizeof(path), "/boot/config-%s", rel);
-	f = fopen(at_root(path, rp, sizeof(rp)), "re");
-	if (!f)
-		return v;
-	v = 'n';
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, name, len) && line[len] == '=') {
-			v = line[len + 1];
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
 
 enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
 
@@ -573,10 +319,10 @@ static int no_damon(void)
 	char rel[128];
 	const char *what;
 
-	kernel_release(rel, sizeof(rel));
+	mem_kernel_release(rel, sizeof(rel));
 	/* Without a config file, DAMON's other built-in modules show that DAMON is there. */
-	if (kconfig("CONFIG_DAMON") == 'n' ||
-	    (!exists("/sys/module/damon_reclaim") && !exists("/sys/module/damon_lru_sort")))
+	if (mem_kconfig("CONFIG_DAMON") == 'n' ||
+	    (!mem_exists("/sys/module/damon_reclaim") && !mem_exists("/sys/module/damon_lru_sort")))
 		what = "has no DAMON (CONFIG_DAMON is not set)";
 	else
 		what = "has DAMON but neither its sysfs interface nor DAMON_STAT (CONFIG_DAMON_SYSFS "
@@ -594,10 +340,10 @@ static int damon_stat_state(void)
 {
 	char buf[8];
 
-	if (!exists(STAT_PARAMS "/enabled"))
+	if (!mem_exists(STAT_PARAMS "/enabled"))
 		return -1;
-	if (read_file(STAT_PARAMS "/enabled", buf, sizeof(buf))) {
-		file_error("reading", STAT_PARAMS "/enabled");
+	if (mem_read_file(STAT_PARAMS "/enabled", buf, sizeof(buf))) {
+		mem_file_error("reading", STAT_PARAMS "/enabled");
 		return -2;
 	}
 	return buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1';
@@ -622,11 +368,11 @@ static void kdamond_owner(char *buf, size_t len, bool sysfs)
 		int64_t pid = -1;
 
 		snprintf(path, sizeof(path), "/sys/module/%s/parameters/enabled", modules[i][0]);
-		if (read_file(path, v, sizeof(v)) || (v[0] != 'Y' && v[0] != 'y'))
+		if (mem_read_file(path, v, sizeof(v)) || (v[0] != 'Y' && v[0] != 'y'))
 			continue;
 		snprintf(path, sizeof(path), "/sys/module/%s/parameters/kdamond_pid",
 			 modules[i][0]);
-		read_i64(path, &pid);
+		mem_read_i64(path, &pid);
 		snprintf(buf, len,
 			 "%s (kernel module %s, kdamond pid %" PRId64
 			 ") runs, and no other kdamond "
@@ -635,16 +381,16 @@ static void kdamond_owner(char *buf, size_t len, bool sysfs)
 			 modules[i][1], modules[i][0], pid, modules[i][0]);
 		return;
 	}
-	if (!sysfs || read_u64(KDAMONDS "/nr_kdamonds", &nr) || !nr)
+	if (!sysfs || mem_read_u64(KDAMONDS "/nr_kdamonds", &nr) || !nr)
 		return;
 	for (uint64_t k = 0; k < nr; k++) {
 		char state[16] = "?";
 		int64_t pid = -1;
 
 		snprintf(path, sizeof(path), KDAMONDS "/%" PRIu64 "/state", k);
-		read_file(path, state, sizeof(state));
+		mem_read_file(path, state, sizeof(state));
 		snprintf(path, sizeof(path), KDAMONDS "/%" PRIu64 "/pid", k);
-		read_i64(path, &pid);
+		mem_read_i64(path, &pid);
 		if (!strcmp(state, "on")) {
 			snprintf(buf, len,
 				 "another program (damo, or a csfcat killed with SIGKILL) runs a "
@@ -685,18 +431,18 @@ static pid_t stat_kdamond(const char **why)
 	int nr = 0;
 	DIR *d;
 
-	if (exists(STAT_PARAMS "/kdamond_pid")) {
-		if (!read_i64(STAT_PARAMS "/kdamond_pid", &pid) && pid > 0)
+	if (mem_exists(STAT_PARAMS "/kdamond_pid")) {
+		if (!mem_read_i64(STAT_PARAMS "/kdamond_pid", &pid) && pid > 0)
 			return (pid_t)pid;
 		*why = "its kdamond_pid reads no kdamond";
 		return -1;
 	}
-	d = opendir(at_root("/proc", rp, sizeof(rp)));
+	d = opendir(mem_at_root("/proc", rp, sizeof(rp)));
 	while (d && (de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		if (!read_file(path, comm, sizeof(comm)) && !strncmp(comm, "kdamond.", 8)) {
+		if (!mem_read_file(path, comm, sizeof(comm)) && !strncmp(comm, "kdamond.", 8)) {
 			found = (pid_t)strtol(de->d_name, NULL, 10);
 			nr++;
 		}
@@ -714,34 +460,34 @@ static int stat_read(struct mem_report *m)
 {
 	char buf[4096];
 	const char *why = NULL;
-	struct ram ram;
+	struct mem_ram ram;
 
 	memset(m, 0, sizeof(*m));
 	m->source = "damon_stat";
 	m->ops = "paddr";
 	m->tuned = true;
 	m->kdamond = stat_kdamond(&why);
-	if (read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->met.bandwidth))
-		return file_error("reading", STAT_PARAMS "/estimated_memory_bandwidth");
+	if (mem_read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->met.bandwidth))
+		return mem_file_error("reading", STAT_PARAMS "/estimated_memory_bandwidth");
 	/* aggr_interval_us came with the negative idle times of accessed bytes (6.18). */
-	m->accessed_negative = exists(STAT_PARAMS "/aggr_interval_us");
-	if (m->accessed_negative && read_u64(STAT_PARAMS "/aggr_interval_us", &m->aggr_us))
-		return file_error("reading", STAT_PARAMS "/aggr_interval_us");
-	if (read_file(STAT_PARAMS "/memory_idle_ms_percentiles", buf, sizeof(buf)))
-		return file_error("reading", STAT_PARAMS "/memory_idle_ms_percentiles");
+	m->accessed_negative = mem_exists(STAT_PARAMS "/aggr_interval_us");
+	if (m->accessed_negative && mem_read_u64(STAT_PARAMS "/aggr_interval_us", &m->aggr_us))
+		return mem_file_error("reading", STAT_PARAMS "/aggr_interval_us");
+	if (mem_read_file(STAT_PARAMS "/memory_idle_ms_percentiles", buf, sizeof(buf)))
+		return mem_file_error("reading", STAT_PARAMS "/memory_idle_ms_percentiles");
 	if (mem_parse_percentiles(buf, m->met.idle_ms)) {
 		mem_err("%s/memory_idle_ms_percentiles: expected %d values, got: %.60s",
 			STAT_PARAMS, MEM_NR_PCT, buf);
 		return EXIT_FAILURE;
 	}
 	m->monitored_s = -1;
-	if (m->kdamond > 0 && thread_age_s(m->kdamond, &m->monitored_s)) {
+	if (m->kdamond > 0 && mem_thread_age_s(m->kdamond, &m->monitored_s)) {
 		m->monitored_s = -1;
 		why = "its kdamond's start time cannot be read";
 	}
 	m->monitored_note = why;
-	if (system_ram(&ram))
-		return file_error("reading", "/proc/iomem");
+	if (mem_system_ram(&ram))
+		return mem_file_error("reading", "/proc/iomem");
 	/*
 	 * DAMON_STAT covers the first to the last System RAM range, holes included, since
 	 * damon_set_region_system_rams_default() (in Debian's 7.2 and 7.3), and the biggest
@@ -817,8 +563,8 @@ static void sysfs_bandwidth(struct mem_report *m)
 /* Turn DAMON_STAT on (--enable). */
 static int stat_enable(void)
 {
-	if (write_file(STAT_PARAMS "/enabled", "Y"))
-		return file_error("writing", STAT_PARAMS "/enabled");
+	if (mem_write_file(STAT_PARAMS "/enabled", "Y"))
+		return mem_file_error("writing", STAT_PARAMS "/enabled");
 	fprintf(stderr, "%s: %s: DAMON_STAT enabled\n", csfcat_prog, MEM_CMD);
 	return 0;
 }
@@ -842,6 +588,7 @@ static bool stat_ready(const struct mem_report *m, double *wait)
 	return false;
 }
 
+/* For tests: CSFCAT_MEM_WAIT_S bounds the wait for DAMON_STAT's first results (default 30 s). */
 static double wait_limit_s(void)
 {
 	const char *v = getenv("CSFCAT_MEM_WAIT_S");
@@ -915,7 +662,7 @@ static int run_damon_stat(const struct mem_opts *o)
 				prev_s = mem_mono_s() - m.monitored_s;
 				prev_ns = 0;
 			}
-			cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
+			mem_cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
 		}
 		if (!report(&m, o))
 			return EXIT_FAILURE;
@@ -939,7 +686,7 @@ static struct {
 static int kd_state(const char *cmd)
 {
 	for (int i = 0;; i++) {
-		if (!write_file(KD0 "/state", cmd))
+		if (!mem_write_file(KD0 "/state", cmd))
 			return 0;
 		if (errno != EBUSY || i >= 3000)
 			return -1;
@@ -955,15 +702,16 @@ static int kd_teardown(void)
 
 	if (!kd.created)
 		return 0;
-	if (!read_file(KD0 "/state", state, sizeof(state)) && strcmp(state, "off") != 0 &&
+	if (!mem_read_file(KD0 "/state", state, sizeof(state)) && strcmp(state, "off") != 0 &&
 	    kd_state("off"))
 		mem_err("stopping our kdamond (" KD0 "/state): %s", strerror(errno));
 	for (int i = 0; i < 3000; i++) {
-		if (!write_file(KDAMONDS "/nr_kdamonds", "0") || (errno != EBUSY && errno != EINTR))
+		if (!mem_write_file(KDAMONDS "/nr_kdamonds", "0") ||
+		    (errno != EBUSY && errno != EINTR))
 			break;
 		usleep(10000);
 	}
-	if (read_u64(KDAMONDS "/nr_kdamonds", &nr) || nr) {
+	if (mem_read_u64(KDAMONDS "/nr_kdamonds", &nr) || nr) {
 		mem_err("could not remove our kdamond: run\n  echo off > " KD0
 			"/state; echo 0 > " KDAMONDS "/nr_kdamonds");
 		return -1;
@@ -977,13 +725,13 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 {
 	char ops[128];
 	const char *want = o->pid ? "vaddr" : "paddr";
-	struct ram ram;
+	struct mem_ram ram;
 	int64_t pid;
 
 	if (kd_write(KD0 "/contexts/nr_contexts", "1"))
 		return EXIT_FAILURE;
-	if (read_file(CTX0 "/avail_operations", ops, sizeof(ops)))
-		return file_error("reading", CTX0 "/avail_operations");
+	if (mem_read_file(CTX0 "/avail_operations", ops, sizeof(ops)))
+		return mem_file_error("reading", CTX0 "/avail_operations");
 	if (!strstr(ops, want)) {
 		mem_err("this kernel's DAMON has no %s operations: CONFIG_DAMON_%s is not set",
 			want, o->pid ? "VADDR" : "PADDR");
@@ -991,7 +739,7 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 	}
 	if (kd_write(CTX0 "/operations", want))
 		return EXIT_FAILURE;
-	kd.tuned = exists(INTERVALS "/intervals_goal");
+	kd.tuned = mem_exists(INTERVALS "/intervals_goal");
 	if (kd_write_u64(INTERVALS "/sample_us", STAT_SAMPLE_US) ||
 	    kd_write_u64(INTERVALS "/aggr_us", STAT_AGGR_US) ||
 	    kd_write_u64(INTERVALS "/update_us", o->pid ? VADDR_UPDATE_US : STAT_UPDATE_US) ||
@@ -1011,8 +759,8 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 			return EXIT_FAILURE;
 	} else {
 		/* paddr has no default range through sysfs: DAMON_STAT's is the biggest one. */
-		if (system_ram(&ram))
-			return file_error("reading", "/proc/iomem");
+		if (mem_system_ram(&ram))
+			return mem_file_error("reading", "/proc/iomem");
 		if (kd_write(CTX0 "/targets/0/regions/nr_regions", "1") ||
 		    kd_write_u64(CTX0 "/targets/0/regions/0/start", ram.big_start) ||
 		    kd_write_u64(CTX0 "/targets/0/regions/0/end", ram.big_end))
@@ -1043,7 +791,7 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 		return EXIT_FAILURE;
 	}
 	kd.t_on = mem_mono_s();
-	if (read_i64(KD0 "/pid", &pid))
+	if (mem_read_i64(KD0 "/pid", &pid))
 		pid = -1;
 	kd.pid = (pid_t)pid;
 	return 0;
@@ -1054,7 +802,8 @@ static int kd_intervals(uint64_t *aggr, uint64_t *sample)
 	/* The files hold what we wrote until asked for the tuned values. */
 	if (kd.tuned && kd_state("update_tuned_intervals"))
 		return -1;
-	if (read_u64(INTERVALS "/aggr_us", aggr) || read_u64(INTERVALS "/sample_us", sample))
+	if (mem_read_u64(INTERVALS "/aggr_us", aggr) ||
+	    mem_read_u64(INTERVALS "/sample_us", sample))
 		return -1;
 	return 0;
 }
@@ -1073,7 +822,7 @@ static bool all_digits(const char *s)
 static int kd_regions(struct mem_region **out, size_t *n)
 {
 	char rp[PATH_MAX];
-	DIR *d = opendir(at_root(TRIED, rp, sizeof(rp)));
+	DIR *d = opendir(mem_at_root(TRIED, rp, sizeof(rp)));
 	struct dirent *de;
 	struct mem_region *r = NULL;
 	size_t cap = 0;
@@ -1102,7 +851,7 @@ static int kd_regions(struct mem_region **out, size_t *n)
 
 		for (size_t i = 0; i < 4; i++) {
 			snprintf(path, sizeof(path), TRIED "/%s/%s", de->d_name, fields[i]);
-			if (read_u64(path, v[i])) {
+			if (mem_read_u64(path, v[i])) {
 				int e = errno;
 
 				closedir(d);
@@ -1125,7 +874,7 @@ static bool process_gone(pid_t pid)
 	char path[64], buf[512], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file(path, buf, sizeof(buf)))
+	if (mem_read_file(path, buf, sizeof(buf)))
 		return true;
 	p = strrchr(buf, ')');
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
@@ -1135,7 +884,7 @@ static bool kd_running(void)
 {
 	char state[16];
 
-	return !read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
+	return !mem_read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
 }
 
 /* The regions cover the monitored physical range, no more and no less. */
@@ -1244,9 +993,9 @@ static int run_sysfs(const struct mem_opts *o)
 	int lock, rc;
 
 	/* Two csfcat mem at once would race for kdamond 0: one waits for the other's lock. */
-	lock = open(at_root(KDAMONDS "/nr_kdamonds", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	lock = open(mem_at_root(KDAMONDS "/nr_kdamonds", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
 	if (lock < 0)
-		return file_error("opening", KDAMONDS "/nr_kdamonds");
+		return mem_file_error("opening", KDAMONDS "/nr_kdamonds");
 	if (flock(lock, LOCK_EX | LOCK_NB)) {
 		mem_err("another csfcat mem is running its own kdamond; try again when it is done");
 		close(lock);
@@ -1258,9 +1007,9 @@ static int run_sysfs(const struct mem_opts *o)
 		close(lock);
 		return EXIT_FAILURE;
 	}
-	if (write_file(KDAMONDS "/nr_kdamonds", "1")) {
+	if (mem_write_file(KDAMONDS "/nr_kdamonds", "1")) {
 		close(lock);
-		return file_error("writing", KDAMONDS "/nr_kdamonds");
+		return mem_file_error("writing", KDAMONDS "/nr_kdamonds");
 	}
 	kd.created = true;
 	base.source = "sysfs";
@@ -1282,7 +1031,7 @@ static int run_sysfs(const struct mem_opts *o)
 			rc = kd_read(o, &m);
 			if (rc)
 				break;
-			cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
+			mem_cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
 			if (!report(&m, o)) {
 				rc = EXIT_FAILURE;
 				break;
@@ -1414,12 +1163,12 @@ static int cmd_mem(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (o.pid) {
 		snprintf(path, sizeof(path), "/proc/%d", o.pid);
-		if (!exists(path)) {
+		if (!mem_exists(path)) {
 			mem_err("--pid %d: no such process", o.pid);
 			return EXIT_FAILURE;
 		}
 	}
-	test_root = getenv("CSFCAT_MEM_ROOT") ?: "";
+	mem_test_root = getenv("CSFCAT_MEM_ROOT") ?: "";
 	mem_catch_signals();
 	st = damon_stat_state();
 	if (st == -2)
@@ -1436,7 +1185,7 @@ static int cmd_mem(int argc, char **argv)
 	}
 	if (st == 1 && !o.pid) {
 		rc = run_damon_stat(&o);
-	} else if (!exists(KDAMONDS "/nr_kdamonds")) {
+	} else if (!mem_exists(KDAMONDS "/nr_kdamonds")) {
 		return no_damon();
 	} else {
 		if (st == 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * csfcat mem: what its files share. csfcat-mem.c is the command (its options, the choice of a
- * source); csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
+ * source); csfcat-mem-files.c reads the machine's files; csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
  *
  * First its metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
  * regions, how far a bandwidth reading can be trusted, and the parsing of DAMON_STAT's
@@ -114,6 +114,51 @@ struct mem_report {
 	bool cpu_since_start; /* the window is the kdamond's whole life */
 	const char *note;
 };
+
+/* ---- csfcat-mem-files.c ---- */
+
+/*
+ * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
+ * DIR/proc/... (and DIR/boot/...) instead, so that tests/t_mem_stat.c runs it, natively and
+ * without root, on copies of each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat/).
+ * "" when not set.
+ */
+extern const char *mem_test_root;
+/* PATH under the test root, in buf. */
+const char *mem_at_root(const char *path, char *buf, size_t len);
+/* Read a small file (under the test root), without its trailing newline: 0, or -1 with errno. */
+int mem_read_file(const char *path, char *buf, size_t len);
+/* A number from sysfs, unsigned or signed (a pid, -1 for none): 0, or -1 with errno. */
+int mem_read_u64(const char *path, uint64_t *v);
+int mem_read_i64(const char *path, int64_t *v);
+/* Write a file (under the test root): 0, or -1 with errno. */
+int mem_write_file(const char *path, const char *val);
+bool mem_exists(const char *path);
+/*
+ * Explain a failed read or write of a DAMON file (errno; EACCES is the common one):
+ * EXIT_FAILURE.
+ */
+int mem_file_error(const char *what, const char *path);
+/* How long a thread has lived, from its start time (proc(5) field 22) and the uptime. */
+int mem_thread_age_s(pid_t pid, double *age);
+/* Fill in the kdamond's CPU time since the previous report (or its start). */
+void mem_cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first);
+
+/*
+ * The System RAM ranges of /proc/iomem (top level, as walk_system_ram_res() sees them): the
+ * first start, the last end (exclusive), and the biggest range.
+ */
+struct mem_ram {
+	uint64_t first, last, big_start, big_end;
+};
+
+int mem_system_ram(struct mem_ram *r);
+/* The running kernel's release (the test root's, under CSFCAT_MEM_ROOT). */
+void mem_kernel_release(char *buf, size_t len);
+/* The running kernel (the test root's) is at least MAJOR.MINOR: for behaviour only. */
+bool mem_kernel_at_least(long major, long minor);
+/* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
+char mem_kconfig(const char *name);
 
 /* ---- csfcat-mem-signals.c ---- */
 
