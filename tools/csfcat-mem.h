@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * csfcat mem: what its files share. csfcat-mem.c is the command (its options, the choice of a
- * source); csfcat-mem-files.c reads the machine's files; csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
+ * source); csfcat-mem-output.c prints its reports;
+ * csfcat-mem-files.c reads the machine's files; csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
  *
  * First its metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
  * regions, how far a bandwidth reading can be trusted, and the parsing of DAMON_STAT's
@@ -159,6 +160,13 @@ void mem_kernel_release(char *buf, size_t len);
 bool mem_kernel_at_least(long major, long minor);
 /* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
 char mem_kconfig(const char *name);
+
+/* ---- csfcat-mem-output.c ---- */
+
+/* Print and write one report; false when writing failed (a closed pipe, a full disk). */
+bool mem_print_report(const struct mem_report *m, const struct mem_opts *o);
+/* Fail early, before minutes of monitoring, when the Prometheus file cannot be written. */
+int mem_check_prom_dir(const char *path);
 
 /* ---- csfcat-mem-signals.c ---- */
 
