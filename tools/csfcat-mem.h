@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * csfcat mem: what its files share. csfcat-mem.c is the command (its options, the choice of a
- * source); csfcat-mem-output.c prints its reports;
+ * source); csfcat-mem-stat.c reads DAMON_STAT; csfcat-mem-output.c prints its reports;
  * csfcat-mem-files.c reads the machine's files; csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
  *
  * First its metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
@@ -160,6 +160,15 @@ void mem_kernel_release(char *buf, size_t len);
 bool mem_kernel_at_least(long major, long minor);
 /* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
 char mem_kconfig(const char *name);
+
+/* ---- csfcat-mem-stat.c ---- */
+
+/* DAMON_STAT's state: -1 not built in, 0 disabled, 1 enabled; -2 on an error (printed). */
+int mem_stat_state(void);
+/* Turn DAMON_STAT on (--enable): 0, or the exit status, the error printed. */
+int mem_stat_enable(void);
+/* Report DAMON_STAT's figures, once or --watch; the exit status. */
+int mem_run_damon_stat(const struct mem_opts *o);
 
 /* ---- csfcat-mem-output.c ---- */
 
