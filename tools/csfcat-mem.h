@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "csfcat.h"
+
 #define MEM_NR_PCT 101
 /* DAMON_STAT's aggregation interval is 20 sampling intervals, a ratio its tuner keeps. */
 #define MEM_STAT_SAMPLES_PER_AGGR 20
@@ -80,6 +82,9 @@ uint64_t mem_bw_max(const struct mem_bw_window *w);
 #define MEM_CMD "mem"
 /* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
 #define mem_err(fmt, ...) fprintf(stderr, "%s: " MEM_CMD ": " fmt "\n", csfcat_prog, ##__VA_ARGS__)
+
+/* The exit status when the kernel lacks what csfcat mem needs. */
+enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
 
 struct mem_opts {
 	bool all, json, enable;
@@ -160,6 +165,13 @@ void mem_kernel_release(char *buf, size_t len);
 bool mem_kernel_at_least(long major, long minor);
 /* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
 char mem_kconfig(const char *name);
+
+/* ---- csfcat-mem-sysfs.c ---- */
+
+/* Whether this kernel has DAMON's sysfs interface. */
+bool mem_sysfs_present(void);
+/* Run our own kdamond for --duration, report, and remove it; the exit status. */
+int mem_run_sysfs(const struct mem_opts *o);
 
 /* ---- csfcat-mem-stat.c ---- */
 
