@@ -17,19 +17,6 @@
 /* DAMON_STAT publishes results 5 s after it starts, then at most every 5 s. */
 #define STAT_FIRST_RESULTS_S 6.0
 
-int mem_stat_state(void)
-{
-	char buf[8];
-
-	if (!mem_exists(STAT_PARAMS "/enabled"))
-		return -1;
-	if (mem_read_file(STAT_PARAMS "/enabled", buf, sizeof(buf))) {
-		mem_file_error("reading", STAT_PARAMS "/enabled");
-		return -2;
-	}
-	return buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1';
-}
-
 /*
  * DAMON_STAT's parameters by release (mm/damon/stat.c), all read-only but enabled:
  *
@@ -42,6 +29,19 @@ int mem_stat_state(void)
  * without kdamond_pid the kdamond is the one kdamond thread (DAMON_STAT runs exclusively, so no
  * other can), and when none or several are found, how long it has monitored is unknown.
  */
+
+int mem_stat_state(void)
+{
+	char buf[8];
+
+	if (!mem_exists(STAT_PARAMS "/enabled"))
+		return -1;
+	if (mem_read_file(STAT_PARAMS "/enabled", buf, sizeof(buf))) {
+		mem_file_error("reading", STAT_PARAMS "/enabled");
+		return -2;
+	}
+	return buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1';
+}
 
 /* DAMON_STAT's kdamond, or -1 with why it is not known in *why. */
 static pid_t stat_kdamond(const char **why)

@@ -19,27 +19,15 @@
  * Everything here is root-only: DAMON_STAT's parameters are mode 0400 and DAMON's sysfs files
  * 0600.
  */
-#define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "csfcat.h"
 #include "csfcat-mem.h"
-#include "util.h"
 
 /* No DAMON_STAT and no DAMON sysfs: say which option the kernel lacks. */
 static int no_damon(void)

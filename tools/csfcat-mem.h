@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * csfcat mem: what its files share. csfcat-mem.c is the command (its options, the choice of a
- * source); csfcat-mem-stat.c reads DAMON_STAT; csfcat-mem-output.c prints its reports;
- * csfcat-mem-files.c reads the machine's files; csfcat-mem-signals.c stops it cleanly on a signal and sleeps between reports.
+ * csfcat mem: what its files share.
  *
- * First its metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
- * regions, how far a bandwidth reading can be trusted, and the parsing of DAMON_STAT's
- * percentiles. No files, no output: csfcat and the host test tests/t_mem_metrics.c link the
- * same code.
+ *   csfcat-mem.c          the command: its options, and the source it takes
+ *   csfcat-mem-stat.c     the first source: DAMON_STAT, the kernel's own monitor
+ *   csfcat-mem-sysfs.c    the second: our own kdamond, through DAMON's sysfs interface
+ *   csfcat-mem-metrics.c  DAMON_STAT's metrics, computed from our kdamond's regions
+ *   csfcat-mem-output.c   the reports: text, JSON, Prometheus
+ *   csfcat-mem-files.c    the files they read and write (sysfs, procfs), under a test root
+ *   csfcat-mem-signals.c  the stopping signals, and the sleep between reports
+ *
+ * First the metrics: DAMON_STAT's two figures computed from DAMON regions, how far a bandwidth
+ * reading can be trusted, and the parsing of DAMON_STAT's percentiles. No files, no output:
+ * csfcat and the host test tests/t_mem_metrics.c link the same code.
  */
 #ifndef CSFCAT_MEM_H
 #define CSFCAT_MEM_H
@@ -77,7 +82,7 @@ struct mem_bw_window {
 void mem_bw_push(struct mem_bw_window *w, uint64_t bw);
 uint64_t mem_bw_max(const struct mem_bw_window *w);
 
-/* ---- the command's files ---- */
+/* ---- what the command's files share ---- */
 
 #define MEM_CMD "mem"
 /* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
