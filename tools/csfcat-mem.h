@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * csfcat mem's metrics (csfcat-mem-metrics.c): DAMON_STAT's two figures computed from DAMON
- * regions, how far a bandwidth reading can be trusted, and the parsing of DAMON_STAT's
- * percentiles. No files, no output: csfcat-mem.c and the host test tests/t_mem_metrics.c link
- * the same code.
+ * csfcat mem: what its files share.
+ *
+ *   csfcat-mem.c          the command: its options, and the source it takes
+ *   csfcat-mem-stat.c     the first source: DAMON_STAT, the kernel's own monitor
+ *   csfcat-mem-sysfs.c    the second: our own kdamond, through DAMON's sysfs interface
+ *   csfcat-mem-metrics.c  DAMON_STAT's metrics, computed from our kdamond's regions
+ *   csfcat-mem-output.c   the reports: text, JSON, Prometheus
+ *   csfcat-mem-files.c    the files they read and write (sysfs, procfs), under a test root
+ *   csfcat-mem-signals.c  the stopping signals, and the sleep between reports
+ *
+ * First the metrics: DAMON_STAT's two figures computed from DAMON regions, how far a bandwidth
+ * reading can be trusted, and the parsing of DAMON_STAT's percentiles. No files, no output:
+ * csfcat and the host test tests/t_mem_metrics.c link the same code.
  */
 #ifndef CSFCAT_MEM_H
 #define CSFCAT_MEM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "csfcat.h"
 
 #define MEM_NR_PCT 101
 /* DAMON_STAT's aggregation interval is 20 sampling intervals, a ratio its tuner keeps. */
@@ -68,5 +81,134 @@ struct mem_bw_window {
 
 void mem_bw_push(struct mem_bw_window *w, uint64_t bw);
 uint64_t mem_bw_max(const struct mem_bw_window *w);
+
+/* ---- what the command's files share ---- */
+
+#define MEM_CMD "mem"
+/* "csfcat: mem: MESSAGE" on stderr. A macro: clang-tidy 14 misreads va_list across files. */
+#define mem_err(fmt, ...) fprintf(stderr, "%s: " MEM_CMD ": " fmt "\n", csfcat_prog, ##__VA_ARGS__)
+
+/* The exit status when the kernel lacks what csfcat mem needs. */
+enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
+
+struct mem_opts {
+	bool all, json, enable;
+	double watch_s, duration_s; /* 0: not given */
+	long count; /* reports before exiting; 0: no limit */
+	const char *prom;
+	pid_t pid;
+};
+
+/* One report: what was monitored, how, and the two metrics. */
+struct mem_report {
+	const char *source; /* "damon_stat" or "sysfs" */
+	const char *ops; /* "paddr" or "vaddr" */
+	pid_t kdamond; /* -1: unknown */
+	pid_t target; /* --pid, else 0 */
+	uint64_t start, end; /* lowest and highest monitored address */
+	uint64_t bytes; /* monitored bytes */
+	unsigned int nr_ranges; /* contiguous ranges (vaddr) */
+	unsigned int nr_regions; /* DAMON regions, 0: not known (DAMON_STAT does not say) */
+	const char *range_note;
+	double monitored_s; /* < 0: not known */
+	const char *monitored_note; /* why not known, or how it was found */
+	uint64_t aggr_us, sample_us; /* 0: not known */
+	bool tuned;
+	bool accessed_negative; /* accessed bytes have negative idle times (not on 6.17) */
+	struct mem_metrics met;
+	bool bw_trusted; /* the bandwidth reading can be taken as it is */
+	char bw_note[256]; /* why not, next to the figure */
+	uint64_t bw_window_max; /* --watch on DAMON_STAT: the largest of the last readings */
+	int bw_window_n; /* how many; 0: no window */
+	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
+	double cpu_window_s; /* over this long */
+	bool cpu_since_start; /* the window is the kdamond's whole life */
+	const char *note;
+};
+
+/* ---- csfcat-mem-files.c ---- */
+
+/*
+ * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
+ * DIR/proc/... (and DIR/boot/...) instead, so that tests/t_mem_stat.c runs it, natively and
+ * without root, on copies of each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat/).
+ * "" when not set.
+ */
+extern const char *mem_test_root;
+/* PATH under the test root, in buf. */
+const char *mem_at_root(const char *path, char *buf, size_t len);
+/* Read a small file (under the test root), without its trailing newline: 0, or -1 with errno. */
+int mem_read_file(const char *path, char *buf, size_t len);
+/* A number from sysfs, unsigned or signed (a pid, -1 for none): 0, or -1 with errno. */
+int mem_read_u64(const char *path, uint64_t *v);
+int mem_read_i64(const char *path, int64_t *v);
+/* Write a file (under the test root): 0, or -1 with errno. */
+int mem_write_file(const char *path, const char *val);
+bool mem_exists(const char *path);
+/*
+ * Explain a failed read or write of a DAMON file (errno; EACCES is the common one):
+ * EXIT_FAILURE.
+ */
+int mem_file_error(const char *what, const char *path);
+/* How long a thread has lived, from its start time (proc(5) field 22) and the uptime. */
+int mem_thread_age_s(pid_t pid, double *age);
+/* Fill in the kdamond's CPU time since the previous report (or its start). */
+void mem_cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first);
+
+/*
+ * The System RAM ranges of /proc/iomem (top level, as walk_system_ram_res() sees them): the
+ * first start, the last end (exclusive), and the biggest range.
+ */
+struct mem_ram {
+	uint64_t first, last, big_start, big_end;
+};
+
+int mem_system_ram(struct mem_ram *r);
+/* The running kernel's release (the test root's, under CSFCAT_MEM_ROOT). */
+void mem_kernel_release(char *buf, size_t len);
+/* The running kernel (the test root's) is at least MAJOR.MINOR: for behaviour only. */
+bool mem_kernel_at_least(long major, long minor);
+/* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
+char mem_kconfig(const char *name);
+
+/* ---- csfcat-mem-sysfs.c ---- */
+
+/* Whether this kernel has DAMON's sysfs interface. */
+bool mem_sysfs_present(void);
+/* Run our own kdamond for --duration, report, and remove it; the exit status. */
+int mem_run_sysfs(const struct mem_opts *o);
+
+/* ---- csfcat-mem-stat.c ---- */
+
+/* DAMON_STAT's state: -1 not built in, 0 disabled, 1 enabled; -2 on an error (printed). */
+int mem_stat_state(void);
+/* Turn DAMON_STAT on (--enable): 0, or the exit status, the error printed. */
+int mem_stat_enable(void);
+/* Report DAMON_STAT's figures, once or --watch; the exit status. */
+int mem_run_damon_stat(const struct mem_opts *o);
+
+/* ---- csfcat-mem-output.c ---- */
+
+/* Print and write one report; false when writing failed (a closed pipe, a full disk). */
+bool mem_print_report(const struct mem_report *m, const struct mem_opts *o);
+/* Fail early, before minutes of monitoring, when the Prometheus file cannot be written. */
+int mem_check_prom_dir(const char *path);
+
+/* ---- csfcat-mem-signals.c ---- */
+
+/* The stopping signal that arrived (SIGINT, SIGTERM, SIGHUP, SIGQUIT), 0 while none has. */
+extern volatile sig_atomic_t mem_stop_sig;
+/* Block the stopping signals everywhere but in mem_sleep_s(), and ignore SIGPIPE. */
+void mem_catch_signals(void);
+/*
+ * Sleep s seconds with the stopping signals unblocked, and only then: they stay blocked
+ * everywhere else, so that one arriving during a sysfs write waits for it, and none is lost
+ * between a check of mem_stop_sig and the sleep. Returns false when a signal asks us to stop.
+ */
+bool mem_sleep_s(double s);
+/* Die of the signal that stopped us, once everything is cleaned up, as an unhandled one would. */
+void mem_reraise(void);
+/* CLOCK_MONOTONIC in seconds. */
+double mem_mono_s(void);
 
 #endif /* CSFCAT_MEM_H */
