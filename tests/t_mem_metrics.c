@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_mem_metrics: csfcat mem's metrics (tools/csfcat-mem-metrics.c, linked here as csfcat links
+ * t_mem_metrics: csfcat mem's metrics (tools/csfcat_mem_metrics.c, linked here as csfcat links
  * it) on fixed lists of regions whose percentiles and bandwidth are known by construction, as
  * DAMON_STAT computes them; the percentile walk's boundaries; percentiles that never decrease on
  * random regions; DAMON_STAT's percentiles parsed; a bandwidth reading judged. A host test: no
@@ -8,7 +8,7 @@
  */
 #include "t.h"
 
-#include "../tools/csfcat-mem.h"
+#include "../tools/csfcat_mem.h"
 
 #define MIB (1ull << 20)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * csfcat: what its commands share. csfcat.c dispatches; each capability has its own file
- * (csfcat-thread.c, csfcat-cpu.c, ...) that defines one or more struct csfcat_cmd; json.c
+ * (csfcat_thread.c, csfcat_cpu.c, ...) that defines one or more struct csfcat_cmd; json.c
  * writes the --json forms (json.h).
  */
 #ifndef CSFCAT_H

@@ -2,13 +2,13 @@
 /*
  * csfcat mem: what its files share.
  *
- *   csfcat-mem.c          the command: its options, and the source it takes
- *   csfcat-mem-stat.c     the first source: DAMON_STAT, the kernel's own monitor
- *   csfcat-mem-sysfs.c    the second: our own kdamond, through DAMON's sysfs interface
- *   csfcat-mem-metrics.c  DAMON_STAT's metrics, computed from our kdamond's regions
- *   csfcat-mem-output.c   the reports: text, JSON, Prometheus
- *   csfcat-mem-files.c    the files they read and write (sysfs, procfs), under a test root
- *   csfcat-mem-signals.c  the stopping signals, and the sleep between reports
+ *   csfcat_mem.c          the command: its options, and the source it takes
+ *   csfcat_mem_stat.c     the first source: DAMON_STAT, the kernel's own monitor
+ *   csfcat_mem_sysfs.c    the second: our own kdamond, through DAMON's sysfs interface
+ *   csfcat_mem_metrics.c  DAMON_STAT's metrics, computed from our kdamond's regions
+ *   csfcat_mem_output.c   the reports: text, JSON, Prometheus
+ *   csfcat_mem_files.c    the files they read and write (sysfs, procfs), under a test root
+ *   csfcat_mem_signals.c  the stopping signals, and the sleep between reports
  *
  * First the metrics: DAMON_STAT's two figures computed from DAMON regions, how far a bandwidth
  * reading can be trusted, and the parsing of DAMON_STAT's percentiles. No files, no output:
@@ -126,7 +126,7 @@ struct mem_report {
 	const char *note;
 };
 
-/* ---- csfcat-mem-files.c ---- */
+/* ---- csfcat_mem_files.c ---- */
 
 /*
  * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
@@ -171,14 +171,14 @@ bool mem_kernel_at_least(long major, long minor);
 /* CONFIG_NAME's value in the running kernel's config file, if one can be read: y, m, n or ?. */
 char mem_kconfig(const char *name);
 
-/* ---- csfcat-mem-sysfs.c ---- */
+/* ---- csfcat_mem_sysfs.c ---- */
 
 /* Whether this kernel has DAMON's sysfs interface. */
 bool mem_sysfs_present(void);
 /* Run our own kdamond for --duration, report, and remove it; the exit status. */
 int mem_run_sysfs(const struct mem_opts *o);
 
-/* ---- csfcat-mem-stat.c ---- */
+/* ---- csfcat_mem_stat.c ---- */
 
 /* DAMON_STAT's state: -1 not built in, 0 disabled, 1 enabled; -2 on an error (printed). */
 int mem_stat_state(void);
@@ -187,14 +187,14 @@ int mem_stat_enable(void);
 /* Report DAMON_STAT's figures, once or --watch; the exit status. */
 int mem_run_damon_stat(const struct mem_opts *o);
 
-/* ---- csfcat-mem-output.c ---- */
+/* ---- csfcat_mem_output.c ---- */
 
 /* Print and write one report; false when writing failed (a closed pipe, a full disk). */
 bool mem_print_report(const struct mem_report *m, const struct mem_opts *o);
 /* Fail early, before minutes of monitoring, when the Prometheus file cannot be written. */
 int mem_check_prom_dir(const char *path);
 
-/* ---- csfcat-mem-signals.c ---- */
+/* ---- csfcat_mem_signals.c ---- */
 
 /* The stopping signal that arrived (SIGINT, SIGTERM, SIGHUP, SIGQUIT), 0 while none has. */
 extern volatile sig_atomic_t mem_stop_sig;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * csfcat fpu and fpu-report: what their files share. csfcat-fpu.c is csfcat fpu,
- * csfcat-fpu-report.c csfcat fpu-report, csfcat-fpu-compare.c its --compare;
- * csfcat-fpu-table.c prints their tables; csfcat-fpu-log.c reads trace logs (the statistics).
+ * csfcat fpu and fpu-report: what their files share. csfcat_fpu.c is csfcat fpu,
+ * csfcat_fpu_report.c csfcat fpu-report, csfcat_fpu_compare.c its --compare;
+ * csfcat_fpu_table.c prints their tables; csfcat_fpu_log.c reads trace logs (the statistics).
  */
 #ifndef CSFCAT_FPU_H
 #define CSFCAT_FPU_H

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "csfcat-fpu.h"
+#include "csfcat_fpu.h"
 
 #define FPU_DENSE 65536 /* latencies below this are counted per value */
 #define FPU_READ_SIZE (1 << 20)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * csfcat mem's first source (csfcat-mem.h): DAMON_STAT, the kernel's own monitor, through its
+ * csfcat mem's first source (csfcat_mem.h): DAMON_STAT, the kernel's own monitor, through its
  * module parameters; --enable turns it on and waits for its first results.
  */
 #include <ctype.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "csfcat.h"
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 
 #define STAT_PARAMS "/sys/module/damon_stat/parameters"
 /* DAMON_STAT publishes results 5 s after it starts, then at most every 5 s. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * csfcat mem's reports (csfcat-mem.h): as text, as JSON (--json), and as a node_exporter
+ * csfcat mem's reports (csfcat_mem.h): as text, as JSON (--json), and as a node_exporter
  * textfile (--prometheus), whichever source they come from.
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "csfcat.h"
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 #include "util.h"
 
 /* A kdamond this busy (ms of CPU per s) likely falls behind its sampling interval. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * csfcat mem's second source (csfcat-mem.h): our own kdamond, made through DAMON's sysfs
+ * csfcat mem's second source (csfcat_mem.h): our own kdamond, made through DAMON's sysfs
  * interface with DAMON_STAT's settings, on physical memory or on one process (--pid), read
  * through a "stat" scheme that matches every region, and removed on exit.
  */
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "csfcat.h"
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 #include "util.h"
 
 #define DAMON_ADMIN "/sys/kernel/mm/damon/admin"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "csfcat-fpu.h"
+#include "csfcat_fpu.h"
 #include "json.h"
 
 char *fpu_hex64(char *buf, size_t len, uint64_t v)

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 
 /* In aggregation intervals: hot (accessed in the last one) regions negative. */
 static int64_t idle_intervals(const struct mem_region *r)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "csfcat.h"
-#include "csfcat-fpu.h"
+#include "csfcat_fpu.h"
 
 static int fpu_load_json(const char *path, struct fpu_table *t)
 {

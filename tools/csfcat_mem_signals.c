@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * csfcat mem's stopping signals (csfcat-mem.h): SIGINT, SIGTERM, SIGHUP and SIGQUIT end a run
+ * csfcat mem's stopping signals (csfcat_mem.h): SIGINT, SIGTERM, SIGHUP and SIGQUIT end a run
  * through its cleanup (our kdamond removed), then kill it as they would have; the sleeps between
  * reports are the only place they are delivered.
  */
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 #include "util.h"
 
 volatile sig_atomic_t mem_stop_sig;

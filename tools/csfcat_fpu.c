@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * csfcat fpu: the module's calibrated XSAVE/XRSTOR latency table (the fpu file), with what
- * says where it was measured. csfcat-fpu-table.c lays the table out.
+ * says where it was measured. csfcat_fpu_table.c lays the table out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
-#include "csfcat-fpu.h"
+#include "csfcat_fpu.h"
 #include "util.h"
 
 #define FPU_PATH CSF_MOUNT_POINT "/" CSF_FPU_FILE

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The files csfcat mem reads and writes (csfcat-mem.h): sysfs, procfs and /boot, under the test
+ * The files csfcat mem reads and writes (csfcat_mem.h): sysfs, procfs and /boot, under the test
  * root when there is one; what they say about the machine (its System RAM, its kernel's release
  * and config) and about a kdamond thread (its CPU time, its age).
  */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "csfcat.h"
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 #include "util.h"
 
 const char *mem_test_root = "";

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "csfcat.h"
-#include "csfcat-mem.h"
+#include "csfcat_mem.h"
 
 /* No DAMON_STAT and no DAMON sysfs: say which option the kernel lacks. */
 static int no_damon(void)

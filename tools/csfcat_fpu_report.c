@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * csfcat fpu-report: the latency table of a trace log of the x86_fpu_latency_* events
- * (csfcat-fpu-log.c reads it), or --compare (csfcat-fpu-compare.c).
+ * (csfcat_fpu_log.c reads it), or --compare (csfcat_fpu_compare.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "csfcat.h"
-#include "csfcat-fpu.h"
+#include "csfcat_fpu.h"
 
 static volatile sig_atomic_t fpu_stop;
 
