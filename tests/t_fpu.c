@@ -845,7 +845,13 @@ int main(void)
 			printf("#   control %s: p50 %llu p99 %llu, %llu of %llu samples at 0\n",
 			       what[i], c.p50, c.p99, c.clamped, c.n);
 			CHECK_EQ(c.n, SAMPLES);
-			CHECK(c.p50 == 0 && c.clamped >= (c.n + 1) / 2,
+			/*
+			 * Unsubtracted, no sample reads 0 (the timer costs at least its min).
+			 * Emulated timers tick in steps of the timer's cost, and a loaded host
+			 * moves half the samples one step up (93 of 200 at 0 on the debug kernel):
+			 * a quarter at 0 and the median within one step.
+			 */
+			CHECK(c.p50 <= timer_p50 && c.clamped >= (c.n + 3) / 4,
 			      "control %s: p50 %llu, %llu of %llu samples at 0: the timer's cost "
 			      "(p50 %llu) is not subtracted",
 			      what[i], c.p50, c.clamped, c.n, timer_p50);
