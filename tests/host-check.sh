@@ -5,17 +5,16 @@
 # guest, no module, no root): builds csfcat and each test through make, runs each with csfcat
 # from tools/ first in PATH, prints "PASS name" or "FAIL name" and a final "RESULT N" (the number
 # that failed); fails if any did. A host test is tests/NAME.c, built as build/tests/NAME (its own
-# rule in tests/Makefile when it links more than its file); adding one is adding its name here.
+# rule in tests/Makefile when it links more than its file), with a "host" line in tests/list:
+#   t_mem_metrics  csfcat mem's metrics on fixed regions, linked as csfcat links them
+#   t_mem_stat     csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
+#   btf_host       the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF,
+#                  broken blobs
 set -uo pipefail
-
-tests=(
-	t_mem_metrics # csfcat mem's metrics on fixed regions, linked as csfcat links them
-	t_mem_stat # csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
-	btf_host # the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF, broken blobs
-)
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+mapfile -t tests < <(awk '!/^#/ && $3 == "host" { print $2 }' tests/list)
 [ "$#" -gt 0 ] && tests=("$@")
 log=build/host-check
 mkdir -p "$log"

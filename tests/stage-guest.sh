@@ -4,6 +4,7 @@
 # stage-guest.sh ART MODDIR: gather what the test guest's initramfs holds into ART, from a tree
 # where "make STATIC=1 all test-modules" has run (the current directory):
 #   ART/init                 tests/vm-inner.sh
+#   ART/csf/tests.list       tests/list, which it runs from
 #   ART/csf/bin/csf-demo     tests/demo-guest.sh
 #   ART/bin/busybox + links  the guest's shell and tools (busybox-static)
 #   ART/csf/*.ko             the module and the harness self-test module
@@ -28,6 +29,7 @@ mkdir -p "$art/bin" "$art/csf/bin" "$art/csf/kmods" "$art/proc" "$art/sys" "$art
 	"$art/tmp" "$art/mnt"
 cp tests/vm-inner.sh "$art/init"
 cp tests/klog-patterns "$art/csf/klog-patterns"
+cp tests/list "$art/csf/tests.list"
 cp tests/demo-guest.sh "$art/csf/bin/csf-demo"
 cp "$busybox" "$art/bin/busybox"
 for applet in $("$busybox" --list); do

@@ -112,19 +112,25 @@ if [ -n "$host_tests" ]; then
 	host_fails=$(grep -c '^FAIL' "$log" || true)
 fi
 
-# Two tests get a boot of their own (all tests, or when named): the TSC test steps a CPU's TSC
-# back, which the kernel survives only when it keeps time with another clocksource
-# (tsc=unstable); the isolated-CPU test needs CPU 1 isolated (isolcpus=1 nohz_full=1).
-tsc=0 isolated=0
+# Tests with a boot of their own (boot= in tests/list), when named, or all of the default ones
+# in a run given no names: the TSC test steps a CPU's TSC back, which the kernel survives only
+# when it keeps time with another clocksource (tsc=unstable); the isolated-CPU test needs CPU 1
+# isolated (isolcpus=1 nohz_full=1).
+boot_args() { # NAME: its boot= option, commas as blanks; nothing for a test without one
+	awk -v n="$1" '!/^#/ && $1 == n { for (i = 4; i <= NF; i++) if ($i ~ /^boot=/) {
+		s = substr($i, 6); gsub(",", " ", s); print s } }' "$top/tests/list"
+}
+alone=()
 tests=()
 for t in "$@"; do
-	case $t in
-	tsc) tsc=1 ;;
-	isolated) isolated=1 ;;
-	*) tests+=("$t") ;;
-	esac
+	if [ -n "$(boot_args "$t")" ]; then
+		alone+=("$t")
+	else
+		tests+=("$t")
+	fi
 done
-[ $# -gt 0 ] || tsc=1 isolated=1
+[ $# -gt 0 ] || mapfile -t alone < <(awk '!/^#/ && $3 == "default" && /boot=/ { print $1 }' \
+	"$top/tests/list")
 
 rc=0
 if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
@@ -140,6 +146,7 @@ boot_alone() {
 		"$root/csf/art" "$out/$1" "$1" || rc=1
 	host_fails=0
 }
-[ "$tsc" = 0 ] || boot_alone tsc tsc=unstable "the TSC step test"
-[ "$isolated" = 0 ] || boot_alone isolated "isolcpus=1 nohz_full=1" "the isolated-CPU test"
+for t in "${alone[@]}"; do
+	boot_alone "$t" "$(boot_args "$t")" "the $t test"
+done
 exit "$rc"
