@@ -109,10 +109,11 @@ compdb: ## Write compile_commands.json and kmod/compile_commands.json for clangd
 host-check: ## Run the host tests natively (no VM, no root): tests/host-check.sh
 	@tests/host-check.sh
 
-check: ## Run the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
+# The host tests first: a broken formatter or parser fails in seconds, before any guest boots.
+check: host-check ## Run the host tests, then the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
 	@tests/check.sh $(SUITE)
 
-check-all: ## Run the tests on every suite in SUITES (oldest, stable, newest kernel)
+check-all: host-check ## Run the host tests, then the tests on every suite in SUITES (oldest, stable, newest kernel)
 	@tests/check-all.sh $(SUITES)
 
 debian: ## Run the tests on one Debian kernel: make debian SUITE=bookworm

@@ -5,7 +5,8 @@
 # guest, no module, no root): builds csfcat and each test through make, runs each with csfcat
 # from tools/ first in PATH, prints "PASS name" or "FAIL name" and a final "RESULT N" (the number
 # that failed); fails if any did. A host test is tests/NAME.c, built as build/tests/NAME (its own
-# rule in tests/Makefile when it links more than its file), with a "host" line in tests/list:
+# rule in tests/Makefile when it links more than its file), with a "host" line in tests/list,
+# or a guest test with the option "host" (t_format, t_fpu_report: no module needed):
 #   t_mem_metrics  csfcat mem's metrics on fixed regions, linked as csfcat links them
 #   t_mem_stat     csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
 #   btf_host       the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF,
@@ -14,7 +15,9 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-mapfile -t tests < <(awk '!/^#/ && $3 == "host" { print $2 }' tests/list)
+# The host tests, and the guest's tests that need no module (the option "host").
+mapfile -t tests < <(awk '!/^#/ && NF >= 3 {
+	h = $3 == "host"; for (i = 4; i <= NF; i++) h = h || $i == "host"; if (h) print $2 }' tests/list)
 [ "$#" -gt 0 ] && tests=("$@")
 log=build/host-check
 mkdir -p "$log"
