@@ -110,8 +110,8 @@ host-check: ## Run the host tests natively (no VM, no root): tests/host-check.sh
 	@tests/host-check.sh
 
 # The host tests first: a broken formatter or parser fails in seconds, before any guest boots.
-check: host-check ## Run the host tests, then the tests in a VM: this kernel if possible, else Debian's (SUITE=...)
-	@tests/check.sh $(SUITE)
+check: host-check ## Run the host tests, then the tests in a VM: this kernel if possible, else Debian's (SUITE=..., T=...)
+	@T='$(T)' tests/check.sh $(SUITE)
 
 check-all: host-check ## Run the host tests, then the tests on every suite in SUITES (oldest, stable, newest kernel)
 	@tests/check-all.sh $(SUITES)
@@ -200,7 +200,7 @@ clean: ## Remove build output (the cached Debian environments stay)
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
-	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, STATIC=1, WERROR=1, DURATION, SEED"
+	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, T (tests, TEST:SCENARIO), STATIC=1, WERROR=1, DURATION, SEED"
 
 
 .PHONY: all user module test-modules lib-check host-btf host-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

@@ -13,6 +13,11 @@
  * Output is kselftest's: "ok N name" or "not ok N name", with "#" lines saying what was expected
  * and what was seen. t_done() returns the exit status: 0 when nothing failed, 4 (KSFT_SKIP) when
  * everything was skipped, 1 otherwise.
+ *
+ * CSF_T_ONLY=PATTERN runs only the scenarios it names: its number N, or words of its name
+ * (case-insensitive, "_" for a blank: "fork" or "a_vfork_parent"); the others are left out,
+ * and keep their numbers. The harness sets it from a test named "TEST:PATTERN". A scenario that
+ * builds on an earlier one's state (the same main()) fails alone, saying what it lacks.
  */
 #ifndef CSF_TESTS_T_H
 #define CSF_TESTS_T_H
@@ -40,12 +45,34 @@ static int t_nr, t_passed, t_failed, t_skipped;
 static int t_cur_failed, t_cur_skipped;
 static const char *t_cur_name;
 
+/* Whether CSF_T_ONLY leaves scenario nr, called name, out. */
+static inline int t_left_out(int nr, const char *name)
+{
+	const char *only = getenv("CSF_T_ONLY");
+	char want[128], have[256];
+	size_t i;
+
+	if (!only || !*only)
+		return 0;
+	if (strspn(only, "0123456789") == strlen(only))
+		return atoi(only) != nr;
+	for (i = 0; only[i] && i < sizeof(want) - 1; i++)
+		want[i] = only[i] == '_' ? ' ' : only[i];
+	want[i] = 0;
+	snprintf(have, sizeof(have), "%s", name);
+	return !strcasestr(have, want);
+}
+
+static int t_ran; /* scenarios run, for CSF_T_ONLY */
+
 static inline int t_begin(const char *name)
 {
+	if (t_left_out(++t_nr, name))
+		return 0;
+	t_ran++;
 	t_cur_name = name;
 	t_cur_failed = 0;
 	t_cur_skipped = 0;
-	t_nr++;
 	printf("# %d: %s\n", t_nr, name);
 	fflush(stdout);
 	return 1;
@@ -316,6 +343,12 @@ static inline int t_module_refs_settle(int want)
 /* Print the summary line and return the exit status. */
 static inline int t_done(const char *prog)
 {
+	const char *only = getenv("CSF_T_ONLY");
+
+	if (only && *only && !t_ran) {
+		printf("not ok 0 %s: no scenario matches CSF_T_ONLY=%s\n", prog, only);
+		return 1;
+	}
 	printf("# %s: %d passed, %d failed, %d skipped\n", prog, t_passed, t_failed, t_skipped);
 	fflush(stdout);
 	if (t_failed)

@@ -165,6 +165,15 @@ if ! mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs; then
 fi
 
 for t in $tests; do
+	# TEST:PATTERN runs only the scenarios of TEST that PATTERN names (CSF_T_ONLY, tests/t.h).
+	CSF_T_ONLY=
+	case $t in
+	*:*)
+		CSF_T_ONLY=${t#*:}
+		t=${t%%:*}
+		;;
+	esac
+	export CSF_T_ONLY
 	case $t in
 	# Arguments worked out here; the rest comes from the list.
 	churn) run_listed churn "${churn_threads:-2000}" ;; # the debug suite: 10,000 threads

@@ -123,7 +123,7 @@ boot_args() { # NAME: its boot= option, commas as blanks; nothing for a test wit
 alone=()
 tests=()
 for t in "$@"; do
-	if [ -n "$(boot_args "$t")" ]; then
+	if [ -n "$(boot_args "${t%%:*}")" ]; then
 		alone+=("$t")
 	else
 		tests+=("$t")
@@ -147,6 +147,6 @@ boot_alone() {
 	host_fails=0
 }
 for t in "${alone[@]}"; do
-	boot_alone "$t" "$(boot_args "$t")" "the $t test"
+	boot_alone "$t" "$(boot_args "${t%%:*}")" "the ${t%%:*} test"
 done
 exit "$rc"
