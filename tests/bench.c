@@ -654,7 +654,7 @@ static uint64_t measure_tsc_hz(void)
 int main(int argc, char **argv)
 {
 	static struct csf_thread_page fake __attribute__((aligned(4096)));
-	struct csf_snap s;
+	static struct csf_snap s; /* hdr points into it */
 
 	if (argc == 2 && !strcmp(argv[1], "--slices")) {
 		printf("coarse_stat_fs long-slice watch benchmark, %ld CPUs\n",

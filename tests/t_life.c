@@ -329,7 +329,8 @@ int main(int argc, char **argv)
 
 			/* The parent's mapping is gone (VM_DONTCOPY): msync says not mapped. */
 			bad |= msync((void *)parent_page, 4096, MS_ASYNC) == 0 || errno != ENOMEM;
-			bad |= csf_thread_snap(&c) != 0;
+			if (csf_thread_snap(&c) != 0)
+				_exit(1);
 			bad |= c.p.tid != (uint32_t)gettid() || c.p.start_tsc <= a.p.start_tsc;
 			_exit(bad);
 		}
