@@ -30,6 +30,7 @@
  * kernel lays out a thread page. Under emulation every memory access is expensive and the
  * page copy dominates; this shows what the same code costs on a real CPU ("make bench-reader").
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

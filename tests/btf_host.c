@@ -10,6 +10,7 @@
  *
  *	btf_host [BTF-FILE]	(default /sys/kernel/btf/vmlinux)
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include "btf_user.h"

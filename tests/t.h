@@ -1,23 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * t.h: the tests' framework. A test program is a list of scenarios:
+ * t.h: the tests' framework, in the spirit of kselftest_harness.h. A test program is a list of
+ * scenarios, each a function of its own that sets up what it needs, run in the order written:
  *
- *	TEST("sleeping lands in sleep_cyc") {
+ *	SCENARIO(sleep_lands_in_sleep, "sleeping lands in sleep_cyc")
+ *	{
  *		...
  *		CHECK(cond, "what went wrong: %d", value);	// records a failure, goes on
  *		REQUIRE(cond, "...");				// records a failure, ends the scenario
  *		SKIP("why");					// ends the scenario as skipped
  *	}
- *	return t_done("t_name");
+ *
+ *	int main(void)
+ *	{
+ *		...setup of the whole program, if any...
+ *		return t_main("t_name");
+ *	}
  *
  * Output is kselftest's: "ok N name" or "not ok N name", with "#" lines saying what was expected
- * and what was seen. t_done() returns the exit status: 0 when nothing failed, 4 (KSFT_SKIP) when
+ * and what was seen. t_main() returns the exit status: 0 when nothing failed, 4 (KSFT_SKIP) when
  * everything was skipped, 1 otherwise.
  *
  * CSF_T_ONLY=PATTERN runs only the scenarios it names: its number N, or words of its name
  * (case-insensitive, "_" for a blank: "fork" or "a_vfork_parent"); the others are left out,
- * and keep their numbers. The harness sets it from a test named "TEST:PATTERN". A scenario that
- * builds on an earlier one's state (the same main()) fails alone, saying what it lacks.
+ * and keep their numbers. The harness sets it from a test named "TEST:PATTERN". A scenario
+ * holds all it needs, so it runs alone as it runs among the others.
  */
 #ifndef CSF_TESTS_T_H
 #define CSF_TESTS_T_H
@@ -78,7 +85,7 @@ static inline int t_begin(const char *name)
 	return 1;
 }
 
-static inline int t_end(void)
+static inline void t_end(void)
 {
 	if (t_cur_failed) {
 		t_failed++;
@@ -91,11 +98,62 @@ static inline int t_end(void)
 		printf("ok %d %s\n", t_nr, t_cur_name);
 	}
 	fflush(stdout);
-	return 0;
 }
 
-/* A scenario: a block run once, between t_begin() and t_end(); "continue" ends it early. */
-#define TEST(name) for (int t_once_ = t_begin(name); t_once_; t_once_ = t_end())
+/* The scenarios SCENARIO() registered, in the order of their lines in the file. */
+struct t_scenario {
+	void (*fn)(void);
+	const char *name;
+	int line;
+};
+
+#define T_MAX_SCENARIOS 64
+static struct t_scenario t_scenarios[T_MAX_SCENARIOS];
+static int t_nscenarios;
+
+static inline void t_register(void (*fn)(void), const char *name, int line)
+{
+	int i = t_nscenarios;
+
+	if (i == T_MAX_SCENARIOS) {
+		printf("# FATAL: more than %d scenarios: raise T_MAX_SCENARIOS\n", T_MAX_SCENARIOS);
+		exit(1);
+	}
+	/*
+	 * Constructors of one file run in the order written with today's toolchains, but that is
+	 * not a promise (kselftest_harness.h checks it at run time): keep the table sorted by line.
+	 */
+	for (; i > 0 && t_scenarios[i - 1].line > line; i--)
+		t_scenarios[i] = t_scenarios[i - 1];
+	t_scenarios[i] = (struct t_scenario){ fn, name, line };
+	t_nscenarios++;
+}
+
+/*
+ * A scenario: a function of its own, registered before main() runs. REQUIRE() and SKIP() return
+ * from it; helpers it calls report with CHECK() and return what they found.
+ */
+#define SCENARIO(fn, name)                                            \
+	static void fn(void);                                         \
+	static void __attribute__((constructor)) fn##_register_(void) \
+	{                                                             \
+		t_register(fn, name, __LINE__);                       \
+	}                                                             \
+	static void fn(void)
+
+/*
+ * Until every test is converted: a file that defines T_LEGACY_BLOCKS before including t.h writes
+ * its scenarios as blocks in main(), TEST("name") { ... }, which REQUIRE() and SKIP() leave
+ * with "continue".
+ */
+#ifdef T_LEGACY_BLOCKS
+static inline int t_end_block(void)
+{
+	t_end();
+	return 0;
+}
+#define TEST(name) for (int t_once_ = t_begin(name); t_once_; t_once_ = t_end_block())
+#endif
 
 static inline void __attribute__((format(printf, 4, 5)))
 t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
@@ -117,12 +175,22 @@ t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
 			t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
 	} while (0)
 
-/* Like CHECK, but a failure ends the scenario (only directly inside TEST's block). */
+#ifndef T_LEGACY_BLOCKS
+/* Like CHECK, but a failure ends the scenario (only in the scenario's own function). */
+#define REQUIRE(cond, ...)                                                 \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
+			return;                                            \
+		}                                                          \
+	} while (0)
+#else
 #define REQUIRE(cond, ...)                                         \
 	if (!(cond)) {                                             \
 		t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
 		continue;                                          \
 	}
+#endif
 
 /* Compare integers, printing both. */
 #define CHECK_EQ(actual, expected)                                              \
@@ -180,6 +248,17 @@ static inline int t_timing_loose(void)
 		}                                                                       \
 	} while (0)
 
+#ifndef T_LEGACY_BLOCKS
+/* Ends the scenario as skipped, saying why (only in the scenario's own function). */
+#define SKIP(...)                     \
+	do {                          \
+		printf("#   SKIP: "); \
+		printf(__VA_ARGS__);  \
+		printf("\n");         \
+		t_cur_skipped = 1;    \
+		return;               \
+	} while (0)
+#else
 #define SKIP(...)                     \
 	{                             \
 		printf("#   SKIP: "); \
@@ -188,6 +267,7 @@ static inline int t_timing_loose(void)
 		t_cur_skipped = 1;    \
 		continue;             \
 	}
+#endif
 
 /* Setup that cannot go wrong in a working guest: report and stop the program. */
 static inline void __attribute__((noreturn, format(printf, 1, 2))) t_die(const char *fmt, ...)
@@ -354,6 +434,18 @@ static inline int t_done(const char *prog)
 	if (t_failed)
 		return 1;
 	return t_passed ? 0 : 4;
+}
+
+/* Run the registered scenarios in order, those CSF_T_ONLY leaves in; return the exit status. */
+static inline int t_main(const char *prog)
+{
+	for (int i = 0; i < t_nscenarios; i++) {
+		if (!t_begin(t_scenarios[i].name))
+			continue;
+		t_scenarios[i].fn();
+		t_end();
+	}
+	return t_done(prog);
 }
 
 #endif /* CSF_TESTS_T_H */

@@ -12,6 +12,7 @@
  *
  *	t_churn [THREADS]	(default 10000)
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

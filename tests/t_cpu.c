@@ -2,6 +2,7 @@
 /*
  * t_cpu: the cpu page against /proc/stat, its refresh period, CPU hotplug, and what it refuses.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

@@ -9,6 +9,7 @@
  * frozen, with the sum rule intact, once the child is gone. Every third round the parent kills
  * the child with SIGKILL at a random moment around the exec instead.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

@@ -3,6 +3,7 @@
  * t_example: examples/eventloop reports the slow operations it injects, each with the right
  * dominant bucket, and none of the fast ones. Runs eventloop from PATH.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 struct expect {

@@ -10,6 +10,7 @@
  * file again) does 200 reads of /dev/zero once B says go. B maps the descriptor and compares
  * snapshots taken before and after.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

@@ -18,6 +18,7 @@
  * offline and online while the page is in use: not one failure may be injected. Last, random
  * failures (probability 20%, module allocations only) while 6 threads open and map both files.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <dirent.h>

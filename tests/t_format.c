@@ -3,6 +3,7 @@
  * t_format: csf_format_diff() on snapshots made up here: its exact output, rounding, the
  * longest possible line, truncation and refusals. No kernel needed.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 /* A 1 GHz TSC: one cycle is one ns, exactly (mult 2^31, shift 31). */

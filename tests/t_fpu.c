@@ -7,6 +7,7 @@
  * through calibrated runs and through the live probes, switched on and off in a loop; the
  * events print what the series printed.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 

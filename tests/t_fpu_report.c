@@ -5,6 +5,7 @@
  * malformed and truncated lines among them; --json; --compare. Needs no module: runs csfcat
  * from PATH, in the guest or on any machine.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 

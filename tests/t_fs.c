@@ -3,6 +3,7 @@
  * t_fs: the filesystem itself: mount point, files, modes, and what it refuses. The guest's init
  * has loaded the module and mounted it at /sys/kernel/coarse_stat_fs.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <dirent.h>

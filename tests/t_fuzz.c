@@ -30,6 +30,7 @@
  *
  * Prints "FIGURE fuzz ops N seeds N errors-by-errno E=N,... kernel-reports N".
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <dirent.h>

@@ -9,6 +9,7 @@
  *
  *	t_hotplug [SECONDS]	(default 10)
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

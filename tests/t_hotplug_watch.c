@@ -14,6 +14,7 @@
  *
  *	t_hotplug_watch [MODULE.ko]	(default /csf/coarse_stat_fs.ko)
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 #include "tslice.h"
 

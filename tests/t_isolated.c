@@ -11,6 +11,7 @@
  * Skips where CPU 1 is not isolated; fails where the command line asked for it and it is not.
  * Needs root and two CPUs.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 #include "tslice.h"
 

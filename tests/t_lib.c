@@ -4,6 +4,7 @@
  * is dlclose()d while its threads live; CPUID faults (rr, arch_prctl(ARCH_SET_CPUID)); calls with
  * bad arguments. Built as a dynamic executable (dlopen() needs one), unlike the other tests.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <dlfcn.h>

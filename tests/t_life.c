@@ -5,6 +5,7 @@
  * go: +1 for each object, registered or not, and +1 for each open file (a mapping keeps its
  * file open). An object lives while it is registered or any file names it.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

@@ -9,6 +9,7 @@
  * the cold share idle for about as long as it has been monitored, and a bandwidth of the order
  * of the loop's measured rate. Every run must leave DAMON's sysfs as it found it.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 

@@ -6,6 +6,7 @@
  * random regions; DAMON_STAT's percentiles parsed; a bandwidth reading judged. A host test: no
  * kernel, no root.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include "../tools/csfcat_mem.h"

@@ -6,6 +6,7 @@
  * host test: runs csfcat from PATH, no kernel, no root. Run from the top of the tree, or with
  * CSF_FIXTURES naming tests/fixtures.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 

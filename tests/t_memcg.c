@@ -12,6 +12,7 @@
  * The kernel's OOM report (the charge that failed) is expected: tests/vm-inner.sh brackets this
  * test with the harness's noise markers.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

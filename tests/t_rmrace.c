@@ -9,6 +9,7 @@
  *
  *	t_rmrace [MODULE.ko]	(default /csf/coarse_stat_fs.ko)
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

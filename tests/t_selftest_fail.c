@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A test that must fail: the harness self-test (tests/debian/selftest.sh) checks it is caught. */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 int main(void)

@@ -8,6 +8,7 @@
  * that came while its subject still ran from one that came after. Timing bounds are loose: the
  * guest is emulated, and the host can keep a vCPU from running for tens of ms.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tslice.h"
 #include "../tools/json.h"
 

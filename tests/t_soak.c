@@ -17,6 +17,7 @@
  *
  * Prints "FIGURE soak seconds N snapshots N sum-rule-violations N kernel-reports N".
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>

@@ -5,6 +5,7 @@
  * afterwards: no warning, no KFENCE or slub_debug report, no leak (the module's reference count
  * returns to where it started).
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

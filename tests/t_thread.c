@@ -6,6 +6,7 @@
  * stolen from a vCPU counts as whatever the thread was doing. What must hold exactly (the sum
  * rule) is checked exactly.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

@@ -3,6 +3,7 @@
  * t_tools: csfcat as a user runs it: its output, and its exit status when the module is not
  * there. Runs csfcat from PATH.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 

@@ -12,6 +12,7 @@
  * anything those counters count. A tick can still preempt the thread between the snapshot and
  * the kernel's numbers; such a reading is taken again.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>

@@ -8,6 +8,7 @@
  * through /dev/cpu/1/msr (as unsynchronized sockets or a reset at resume would) breaks nothing
  * but what is tested here. The step is undone at the end.
  */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>
