@@ -10,7 +10,6 @@
  * file again) does 200 reads of /dev/zero once B says go. B maps the descriptor and compares
  * snapshots taken before and after.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>
@@ -172,10 +171,109 @@ static void check_ended(const struct result *r)
 	CHECK(sum == r->b.p.last_switch_tsc - r->b.p.start_tsc, "buckets do not add up");
 }
 
-int main(int argc, char **argv)
+/*
+ * Run the scenario with a fresh copy of this program at prog, with mode, as the exec'ed program;
+ * the copy is removed afterwards. Returns what scenario() returns.
+ */
+static bool run_copy(const char *prog, mode_t mode, struct result *r)
+{
+	bool ok;
+
+	install(prog, mode);
+	ok = scenario(prog, r);
+	unlink(prog);
+	return ok;
+}
+
+/* The program has exited by the second snapshot: that ends the page, as it should. */
+SCENARIO(plain, "an ordinary exec goes on counting, and the holder sees the program's reads")
 {
 	struct result r;
 
+	REQUIRE(run_copy("/tmp/t_exec_plain", 0755, &r), "scenario");
+	print_page("plain", &r);
+	CHECK(!(r.a.p.flags & CSF_THREAD_STOPPED), "flags %#x", r.a.p.flags);
+	CHECK(r.b.p.syscr >= r.a.p.syscr + READS, "syscr %llu -> %llu",
+	      (unsigned long long)r.a.p.syscr, (unsigned long long)r.b.p.syscr);
+}
+
+SCENARIO(setuid_ends, "a setuid-root exec ends the page: the holder sees nothing of the program")
+{
+	struct result r;
+
+	REQUIRE(run_copy("/tmp/t_exec_setuid", 04755, &r), "scenario");
+	print_page("setuid", &r);
+	check_ended(&r);
+}
+
+SCENARIO(setgid_ends, "a setgid exec ends the page")
+{
+	struct result r;
+
+	REQUIRE(run_copy("/tmp/t_exec_setgid", 02755, &r), "scenario");
+	print_page("setgid", &r);
+	check_ended(&r);
+}
+
+SCENARIO(caps_end, "an exec that gains file capabilities ends the page")
+{
+	static const char prog[] = "/tmp/t_exec_caps";
+	struct vfs_cap_data cap = {
+		.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
+		.data = { { .permitted = 1u << CAP_NET_RAW } },
+	};
+	struct result r;
+	bool ok;
+
+	install(prog, 0755);
+	if (setxattr(prog, "security.capability", &cap, sizeof(cap), 0)) {
+		int e = errno;
+
+		unlink(prog);
+		SKIP("no file capabilities on /tmp: %s", strerror(e));
+	}
+	ok = scenario(prog, &r);
+	unlink(prog);
+	REQUIRE(ok, "scenario");
+	print_page("caps", &r);
+	check_ended(&r);
+}
+
+SCENARIO(unreadable_ends, "an exec of a program its caller may not read ends the page")
+{
+	struct result r;
+
+	REQUIRE(run_copy("/tmp/t_exec_unreadable", 0711, &r), "scenario");
+	print_page("unreadable", &r);
+	check_ended(&r);
+}
+
+SCENARIO(reopen_after_setuid, "after a privileged exec, the program's own open starts a new page")
+{
+	static const char prog[] = "/tmp/t_exec_setuid";
+	pid_t pid;
+	int status;
+
+	install(prog, 04755);
+	pid = fork();
+	if (pid == 0) {
+		char arg[12];
+		int fd;
+
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(90);
+		fd = open(PATH, O_RDONLY); /* inherited across the exec */
+		snprintf(arg, sizeof(arg), "%d", fd);
+		execl(prog, "t_exec", "reopen", arg, (char *)NULL);
+		_exit(91);
+	}
+	waitpid(pid, &status, 0);
+	unlink(prog);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+int main(int argc, char **argv)
+{
 	if (argc == 5 && !strcmp(argv[1], "worker"))
 		return worker(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "reopen"))
@@ -184,76 +282,6 @@ int main(int argc, char **argv)
 		printf("# t_exec needs root, to install setuid programs\n");
 		return 4;
 	}
-	/* tmpfs without nosuid: the guest's /tmp. */
-	install("/tmp/t_exec_plain", 0755);
-	install("/tmp/t_exec_setuid", 04755);
-	install("/tmp/t_exec_setgid", 02755);
-	install("/tmp/t_exec_caps", 0755);
-	install("/tmp/t_exec_unreadable", 0711);
-
-	/* The program has exited by the second snapshot: that ends the page, as it should. */
-	TEST("an ordinary exec goes on counting, and the holder sees the program's reads") {
-		REQUIRE(scenario("/tmp/t_exec_plain", &r), "scenario");
-		print_page("plain", &r);
-		CHECK(!(r.a.p.flags & CSF_THREAD_STOPPED), "flags %#x", r.a.p.flags);
-		CHECK(r.b.p.syscr >= r.a.p.syscr + READS, "syscr %llu -> %llu",
-		      (unsigned long long)r.a.p.syscr, (unsigned long long)r.b.p.syscr);
-	}
-
-	TEST("a setuid-root exec ends the page: the holder sees nothing of the program") {
-		REQUIRE(scenario("/tmp/t_exec_setuid", &r), "scenario");
-		print_page("setuid", &r);
-		check_ended(&r);
-	}
-
-	TEST("a setgid exec ends the page") {
-		REQUIRE(scenario("/tmp/t_exec_setgid", &r), "scenario");
-		print_page("setgid", &r);
-		check_ended(&r);
-	}
-
-	TEST("an exec that gains file capabilities ends the page") {
-		struct vfs_cap_data cap = {
-			.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
-			.data = { { .permitted = 1u << CAP_NET_RAW } },
-		};
-
-		if (setxattr("/tmp/t_exec_caps", "security.capability", &cap, sizeof(cap), 0))
-			SKIP("no file capabilities on /tmp: %s", strerror(errno));
-		REQUIRE(scenario("/tmp/t_exec_caps", &r), "scenario");
-		print_page("caps", &r);
-		check_ended(&r);
-	}
-
-	TEST("an exec of a program its caller may not read ends the page") {
-		REQUIRE(scenario("/tmp/t_exec_unreadable", &r), "scenario");
-		print_page("unreadable", &r);
-		check_ended(&r);
-	}
-
-	TEST("after a privileged exec, the program's own open starts a new page") {
-		pid_t pid = fork();
-		int status;
-
-		if (pid == 0) {
-			char arg[12];
-			int fd;
-
-			if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-				_exit(90);
-			fd = open(PATH, O_RDONLY); /* inherited across the exec */
-			snprintf(arg, sizeof(arg), "%d", fd);
-			execl("/tmp/t_exec_setuid", "t_exec", "reopen", arg, (char *)NULL);
-			_exit(91);
-		}
-		waitpid(pid, &status, 0);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
-	}
-
-	unlink("/tmp/t_exec_plain");
-	unlink("/tmp/t_exec_setuid");
-	unlink("/tmp/t_exec_setgid");
-	unlink("/tmp/t_exec_caps");
-	unlink("/tmp/t_exec_unreadable");
-	return t_done("t_exec");
+	/* Each scenario installs its copies of this program in /tmp (tmpfs without nosuid). */
+	return t_main("t_exec");
 }

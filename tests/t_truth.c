@@ -12,7 +12,6 @@
  * anything those counters count. A tick can still preempt the thread between the snapshot and
  * the kernel's numbers; such a reading is taken again.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>
@@ -133,7 +132,7 @@ static void check_counters(const struct truth *t)
 	CHECK_EQ(p->write_bytes, t->write_bytes);
 }
 
-/* Within 3% and 0.5 ms, plus 0.2 ms per switch (see main()). */
+/* Within 3% and 0.5 ms, plus 0.2 ms per switch (see nr_switches()). */
 static bool close_enough(double ours, double theirs, double switches)
 {
 	return fabs(ours - theirs) <= theirs * 0.03 + 0.5 + 0.2 * switches;
@@ -180,79 +179,106 @@ static void mixed_work(void)
 	unlink("/tmp/t_truth.dat");
 }
 
-int main(void)
+/*
+ * The readings before and after mixed work on CPU 1, shared with a spinner: each scenario
+ * measures a run of its own.
+ */
+static void measure(struct truth *a, struct truth *b)
 {
-	struct truth a, b;
 	pthread_t th;
 
 	t_pin(1);
+	stop = 0;
 	pthread_create(&th, NULL, competitor, NULL);
 	t_sleep_ns(20 * MS);
 
-	take_exact(&a);
+	take_exact(a);
 	mixed_work();
-	take_exact(&b);
+	take_exact(b);
 	stop = 1;
 	pthread_join(th, NULL);
-	t_print_diff("mixed work", &a.s, &b.s);
+	t_print_diff("mixed work", &a->s, &b->s);
+}
 
-	TEST("the work took at least 100 ms, with CPU time, runqueue wait and sleep") {
-		struct t_diff d = t_diff(&a.s, &b.s);
+/*
+ * The page and the scheduler draw the line between a thread's time on and off the CPU at
+ * slightly different places: the scheduler's clocks stop and start when it picks the next
+ * thread, the page's when the switch is done. So each switch moves its own duration (from
+ * picking the thread to finishing the switch) between the two views, and under emulation a
+ * switch takes tens of microseconds: allow 0.2 ms per switch, on top of 3%.
+ */
+static double nr_switches(const struct truth *a, const struct truth *b)
+{
+	return (double)(b->s.p.nr_block + b->s.p.nr_preempt - a->s.p.nr_block - a->s.p.nr_preempt);
+}
 
-		CHECK(d.wall >= 100, "wall %.3f ms", d.wall);
-		CHECK(d.cpu > 10 && d.runq > 10 && d.sleep > 10, "cpu %.3f runq %.3f sleep %.3f",
-		      d.cpu, d.runq, d.sleep);
-	}
+SCENARIO(work_mix, "the work took at least 100 ms, with CPU time, runqueue wait and sleep")
+{
+	struct truth a, b;
+	struct t_diff d;
 
-	/*
-	 * The page and the scheduler draw the line between a thread's time on and off the CPU at
-	 * slightly different places: the scheduler's clocks stop and start when it picks the
-	 * next thread, the page's when the switch is done. So each switch moves its own duration
-	 * (from picking the thread to finishing the switch) between the two views, and under
-	 * emulation a switch takes tens of microseconds: allow 0.2 ms per switch, on top of 3%.
-	 */
-	double nsw =
-		(double)(b.s.p.nr_block + b.s.p.nr_preempt - a.s.p.nr_block - a.s.p.nr_preempt);
+	measure(&a, &b);
+	d = t_diff(&a.s, &b.s);
+	CHECK(d.wall >= 100, "wall %.3f ms", d.wall);
+	CHECK(d.cpu > 10 && d.runq > 10 && d.sleep > 10, "cpu %.3f runq %.3f sleep %.3f", d.cpu,
+	      d.runq, d.sleep);
+}
 
-	TEST("oncpu_cyc matches schedstat's runtime within 3%, plus the switches") {
-		double ours = t_ms(&b.s, b.s.p.oncpu_cyc - a.s.p.oncpu_cyc);
-		double theirs = (double)(b.runtime_ns - a.runtime_ns) / 1e6;
+SCENARIO(oncpu_vs_runtime, "oncpu_cyc matches schedstat's runtime within 3%, plus the switches")
+{
+	struct truth a, b;
+	double ours, theirs, nsw;
 
-		printf("#   oncpu %.3f ms, schedstat runtime %.3f ms, %.0f switches\n", ours,
-		       theirs, nsw);
-		CHECK_TIMING(close_enough(ours, theirs, nsw), "oncpu %.3f ms, schedstat %.3f ms",
-			     ours, theirs);
-	}
+	measure(&a, &b);
+	ours = t_ms(&b.s, b.s.p.oncpu_cyc - a.s.p.oncpu_cyc);
+	theirs = (double)(b.runtime_ns - a.runtime_ns) / 1e6;
+	nsw = nr_switches(&a, &b);
+	printf("#   oncpu %.3f ms, schedstat runtime %.3f ms, %.0f switches\n", ours, theirs, nsw);
+	CHECK_TIMING(close_enough(ours, theirs, nsw), "oncpu %.3f ms, schedstat %.3f ms", ours,
+		     theirs);
+}
 
-	TEST("runq_cyc matches schedstat's run delay within 3%, plus the switches") {
-		double ours = t_ms(&b.s, b.s.p.runq_cyc - a.s.p.runq_cyc);
-		double theirs = (double)(b.run_delay_ns - a.run_delay_ns) / 1e6;
+SCENARIO(runq_vs_run_delay, "runq_cyc matches schedstat's run delay within 3%, plus the switches")
+{
+	struct truth a, b;
+	double ours, theirs, nsw;
 
-		printf("#   runq %.3f ms, schedstat run delay %.3f ms, %.0f switches\n", ours,
-		       theirs, nsw);
-		CHECK_TIMING(close_enough(ours, theirs, nsw), "runq %.3f ms, schedstat %.3f ms",
-			     ours, theirs);
-	}
+	measure(&a, &b);
+	ours = t_ms(&b.s, b.s.p.runq_cyc - a.s.p.runq_cyc);
+	theirs = (double)(b.run_delay_ns - a.run_delay_ns) / 1e6;
+	nsw = nr_switches(&a, &b);
+	printf("#   runq %.3f ms, schedstat run delay %.3f ms, %.0f switches\n", ours, theirs, nsw);
+	CHECK_TIMING(close_enough(ours, theirs, nsw), "runq %.3f ms, schedstat %.3f ms", ours,
+		     theirs);
+}
 
-	TEST("switch, fault and I/O counters equal the kernel's at a switch boundary") {
-		check_counters(&a);
-		check_counters(&b);
-		CHECK(b.s.p.min_flt - a.s.p.min_flt >= 8ull * 256, "only %llu minor faults",
-		      (unsigned long long)(b.s.p.min_flt - a.s.p.min_flt));
-		CHECK(b.s.p.wchar - a.s.p.wchar >= 8ull * 65536, "wchar +%llu",
-		      (unsigned long long)(b.s.p.wchar - a.s.p.wchar));
-		CHECK(b.s.p.nr_preempt > a.s.p.nr_preempt, "no preemption counted");
-	}
+SCENARIO(counters_exact, "switch, fault and I/O counters equal the kernel's at a switch boundary")
+{
+	struct truth a, b;
 
-	TEST("sum_exec_ns and run_delay_ns are the scheduler's own values") {
-		/* run_delay_ns is fresh as of the switch in, so it equals schedstat's exactly. */
-		CHECK_TIMING(b.s.p.run_delay_ns == b.run_delay_ns,
-			     "run_delay_ns %llu, schedstat %llu",
-			     (unsigned long long)b.s.p.run_delay_ns,
-			     (unsigned long long)b.run_delay_ns);
-		CHECK(b.s.p.sum_exec_ns <= b.runtime_ns, "sum_exec_ns %llu > schedstat %llu",
-		      (unsigned long long)b.s.p.sum_exec_ns, (unsigned long long)b.runtime_ns);
-	}
+	measure(&a, &b);
+	check_counters(&a);
+	check_counters(&b);
+	CHECK(b.s.p.min_flt - a.s.p.min_flt >= 8ull * 256, "only %llu minor faults",
+	      (unsigned long long)(b.s.p.min_flt - a.s.p.min_flt));
+	CHECK(b.s.p.wchar - a.s.p.wchar >= 8ull * 65536, "wchar +%llu",
+	      (unsigned long long)(b.s.p.wchar - a.s.p.wchar));
+	CHECK(b.s.p.nr_preempt > a.s.p.nr_preempt, "no preemption counted");
+}
 
-	return t_done("t_truth");
+SCENARIO(scheduler_values, "sum_exec_ns and run_delay_ns are the scheduler's own values")
+{
+	struct truth a, b;
+
+	measure(&a, &b);
+	/* run_delay_ns is fresh as of the switch in, so it equals schedstat's exactly. */
+	CHECK_TIMING(b.s.p.run_delay_ns == b.run_delay_ns, "run_delay_ns %llu, schedstat %llu",
+		     (unsigned long long)b.s.p.run_delay_ns, (unsigned long long)b.run_delay_ns);
+	CHECK(b.s.p.sum_exec_ns <= b.runtime_ns, "sum_exec_ns %llu > schedstat %llu",
+	      (unsigned long long)b.s.p.sum_exec_ns, (unsigned long long)b.runtime_ns);
+}
+
+int main(void)
+{
+	return t_main("t_truth");
 }
