@@ -269,6 +269,7 @@ SCENARIO(isolated_timer_and_stacks,
 	struct seen e;
 	int ticks;
 
+	set_param(ISOLATED, 0); /* switched on below, while the watch is on */
 	REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
 	REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
 	file_write(TRACING "/trace", "");
@@ -291,7 +292,8 @@ SCENARIO(isolated_nmis, "slice_isolated=1: CPU 1 with interrupts off gets the wa
 {
 	long long nmis;
 
-	/* As the scenario before leaves it (a no-op after it): slice_isolated on. */
+	/* As the scenario before leaves them (no-ops after it): the watch on, slice_isolated. */
+	REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
 	REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
 	REQUIRE(set_param(WARN, 1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
 	nmis = nmis_with_irqs_off();
