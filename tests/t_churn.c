@@ -12,7 +12,6 @@
  *
  *	t_churn [THREADS]	(default 10000)
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>
@@ -90,61 +89,59 @@ static pid_t start(void)
 	return pid;
 }
 
-int main(int argc, char **argv)
+static long want; /* threads to register: from the command line */
+
+SCENARIO(churn_kill, "threads register and exit while processes are killed; nothing leaks")
 {
-	long want = argc > 1 ? atol(argv[1]) : 10000;
-	uint64_t rng = 0xc4a2, t0;
+	uint64_t rng = 0xc4a2, t0, next_report = 2000;
 	pid_t pids[PROCS];
 	long kills = 0;
-	int base;
+	int base, status;
+	double secs;
 
+	t_sleep_ns(20000000);
+	base = t_module_refs();
+	t0 = mono_ns();
+	for (int i = 0; i < PROCS; i++)
+		pids[i] = start();
+	while (atomic_load(&sh->threads) < want) {
+		/* A kill somewhere in 0-100 ms, mid-registration more often than not. */
+		t_sleep_ns(tk_below(&rng, 100000000));
+		if (atomic_load(&sh->threads) >= want)
+			break;
+		if ((uint64_t)atomic_load(&sh->threads) >= next_report) {
+			printf("#   %ld threads, %.0f s\n", atomic_load(&sh->threads),
+			       (double)(mono_ns() - t0) / 1e9);
+			fflush(stdout);
+			next_report += 2000;
+		}
+		int i = (int)tk_below(&rng, PROCS);
+
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &status, 0);
+		kills++;
+		pids[i] = start();
+	}
+	atomic_store(&sh->stop, 1);
+	for (int i = 0; i < PROCS; i++) {
+		waitpid(pids[i], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d: status %#x", i,
+		      status);
+	}
+	secs = (double)(mono_ns() - t0) / 1e9;
+	printf("FIGURE churn threads %ld seconds %.1f threads-per-second %.0f processes-killed %ld\n",
+	       atomic_load(&sh->threads), secs, (double)atomic_load(&sh->threads) / secs, kills);
+	CHECK(atomic_load(&sh->threads) >= want, "only %ld threads", atomic_load(&sh->threads));
+	CHECK_EQ(atomic_load(&sh->bad), 0);
+	CHECK_EQ(t_module_refs_settle(base), base);
+}
+
+int main(int argc, char **argv)
+{
+	want = argc > 1 ? atol(argv[1]) : 10000;
+	/* Shared with the children: the whole program's, made once. */
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		t_die("mmap");
-	t_sleep_ns(20000000);
-	base = t_module_refs();
-
-	TEST("threads register and exit while processes are killed; nothing leaks") {
-		double secs;
-		int status;
-
-		t0 = mono_ns();
-		for (int i = 0; i < PROCS; i++)
-			pids[i] = start();
-		uint64_t next_report = 2000;
-
-		while (atomic_load(&sh->threads) < want) {
-			/* A kill somewhere in 0-100 ms, mid-registration more often than not. */
-			t_sleep_ns(tk_below(&rng, 100000000));
-			if (atomic_load(&sh->threads) >= want)
-				break;
-			if ((uint64_t)atomic_load(&sh->threads) >= next_report) {
-				printf("#   %ld threads, %.0f s\n", atomic_load(&sh->threads),
-				       (double)(mono_ns() - t0) / 1e9);
-				fflush(stdout);
-				next_report += 2000;
-			}
-			int i = (int)tk_below(&rng, PROCS);
-
-			kill(pids[i], SIGKILL);
-			waitpid(pids[i], &status, 0);
-			kills++;
-			pids[i] = start();
-		}
-		atomic_store(&sh->stop, 1);
-		for (int i = 0; i < PROCS; i++) {
-			waitpid(pids[i], &status, 0);
-			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "process %d: status %#x", i, status);
-		}
-		secs = (double)(mono_ns() - t0) / 1e9;
-		printf("FIGURE churn threads %ld seconds %.1f threads-per-second %.0f processes-killed %ld\n",
-		       atomic_load(&sh->threads), secs, (double)atomic_load(&sh->threads) / secs,
-		       kills);
-		CHECK(atomic_load(&sh->threads) >= want, "only %ld threads",
-		      atomic_load(&sh->threads));
-		CHECK_EQ(atomic_load(&sh->bad), 0);
-		CHECK_EQ(t_module_refs_settle(base), base);
-	}
-	return t_done("t_churn");
+	return t_main("t_churn");
 }

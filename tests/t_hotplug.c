@@ -9,7 +9,6 @@
  *
  *	t_hotplug [SECONDS]	(default 10)
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>
@@ -101,61 +100,64 @@ static pid_t start_mover(int seed)
 	return pid;
 }
 
-int main(int argc, char **argv)
+static double seconds; /* how long to go on: from the command line */
+
+SCENARIO(hotplug_loop, "hotplug in a loop while the cpu page is read and threads migrate")
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 10;
 	uint64_t rng = 0x407, end;
 	pid_t movers[MOVERS];
+	pthread_t rd[2];
 	long kills = 0;
 	int base;
 
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP("cpu1 cannot go offline here");
+	t_sleep_ns(20000000);
+	base = t_module_refs();
+	for (int i = 0; i < MOVERS; i++)
+		movers[i] = start_mover(i);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&rd[i], NULL, reader, NULL);
+	end = mono_ns() + (uint64_t)(seconds * 1e9);
+	while (mono_ns() < end) {
+		CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+		t_sleep_ns(tk_below(&rng, 20000000));
+		CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+		t_sleep_ns(tk_below(&rng, 20000000));
+		if (atomic_fetch_add(&cycles, 1) % 4 == 3) {
+			int i = (int)tk_below(&rng, MOVERS);
+
+			kill(movers[i], SIGKILL);
+			waitpid(movers[i], NULL, 0);
+			movers[i] = start_mover((int)kills + MOVERS);
+			kills++;
+		}
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(rd[i], NULL);
+	for (int i = 0; i < MOVERS; i++) {
+		kill(movers[i], SIGKILL);
+		waitpid(movers[i], NULL, 0);
+	}
+	file_write(CPU1_ONLINE, "1");
+	csf_cpu_unmap();
+	printf("FIGURE hotplug cycles %ld cpu-page-reads %ld snapshots %ld migrations %ld "
+	       "movers-killed %ld\n",
+	       atomic_load(&cycles), atomic_load(&reads), atomic_load(&sh->snaps),
+	       atomic_load(&sh->migrations), kills);
+	CHECK_EQ(atomic_load(&bad_reads), 0);
+	CHECK_EQ(atomic_load(&sh->bad), 0);
+	CHECK(atomic_load(&sh->migrations) > 0, "no thread migrated");
+	CHECK_EQ(t_module_refs_settle(base), base);
+}
+
+int main(int argc, char **argv)
+{
+	seconds = argc > 1 ? atof(argv[1]) : 10;
+	/* Shared with the children: the whole program's, made once. */
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		t_die("mmap");
-
-	TEST("hotplug in a loop while the cpu page is read and threads migrate") {
-		pthread_t rd[2];
-
-		if (access(CPU1_ONLINE, W_OK))
-			SKIP("cpu1 cannot go offline here");
-		t_sleep_ns(20000000);
-		base = t_module_refs();
-		for (int i = 0; i < MOVERS; i++)
-			movers[i] = start_mover(i);
-		for (int i = 0; i < 2; i++)
-			pthread_create(&rd[i], NULL, reader, NULL);
-		end = mono_ns() + (uint64_t)(seconds * 1e9);
-		while (mono_ns() < end) {
-			CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
-			t_sleep_ns(tk_below(&rng, 20000000));
-			CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
-			t_sleep_ns(tk_below(&rng, 20000000));
-			if (atomic_fetch_add(&cycles, 1) % 4 == 3) {
-				int i = (int)tk_below(&rng, MOVERS);
-
-				kill(movers[i], SIGKILL);
-				waitpid(movers[i], NULL, 0);
-				movers[i] = start_mover((int)kills + MOVERS);
-				kills++;
-			}
-		}
-		atomic_store(&stop, 1);
-		for (int i = 0; i < 2; i++)
-			pthread_join(rd[i], NULL);
-		for (int i = 0; i < MOVERS; i++) {
-			kill(movers[i], SIGKILL);
-			waitpid(movers[i], NULL, 0);
-		}
-		file_write(CPU1_ONLINE, "1");
-		csf_cpu_unmap();
-		printf("FIGURE hotplug cycles %ld cpu-page-reads %ld snapshots %ld migrations %ld "
-		       "movers-killed %ld\n",
-		       atomic_load(&cycles), atomic_load(&reads), atomic_load(&sh->snaps),
-		       atomic_load(&sh->migrations), kills);
-		CHECK_EQ(atomic_load(&bad_reads), 0);
-		CHECK_EQ(atomic_load(&sh->bad), 0);
-		CHECK(atomic_load(&sh->migrations) > 0, "no thread migrated");
-		CHECK_EQ(t_module_refs_settle(base), base);
-	}
-	return t_done("t_hotplug");
+	return t_main("t_hotplug");
 }

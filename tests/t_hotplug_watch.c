@@ -14,7 +14,6 @@
  *
  *	t_hotplug_watch [MODULE.ko]	(default /csf/coarse_stat_fs.ko)
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 #include "tslice.h"
 
@@ -155,11 +154,92 @@ static int set_cpu1(int online)
 	return file_write(CPU1, online ? "1" : "0");
 }
 
-int main(int argc, char **argv)
+static const char *ko; /* the module to load: from the command line */
+
+/*
+ * The first part: the module loaded afresh, the watch switched on while CPU 0 keeps its
+ * interrupts off, CPU 1 out and back CYCLES times, the watch off again. False if it could not
+ * begin.
+ */
+static bool irqoff_hotplug(void)
 {
-	const char *ko = argc > 1 ? argv[1] : "/csf/coarse_stat_fs.ko";
+	long before, after;
+	int cycles = 0, r;
+
+	r = reload(ko);
+	CHECK(r == 0, "reloading %s: %s", ko, strerror(errno));
+	if (r)
+		return false;
+	r = system("insmod /csf/csf_selftest.ko action=irqoff irq_cpu=0 irq_ms=4");
+	CHECK(r == 0, "insmod csf_selftest action=irqoff");
+	if (r)
+		return false;
+	for (int i = 0; i < 100 && read_long(ROUNDS) < 10; i++)
+		t_sleep_ns(10 * MS);
+	before = read_long(ROUNDS);
+	CHECK(set_warn(1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
+	for (; cycles < CYCLES; cycles++)
+		if (set_cpu1(0) || set_cpu1(1))
+			break;
+	after = read_long(ROUNDS);
+	system("rmmod csf_selftest");
+	set_cpu1(1);
+	printf("#   %d cycles; interrupts went off %ld times meanwhile\n", cycles, after - before);
+	CHECK_EQ(cycles, CYCLES);
+	CHECK(before >= 10 && after > before, "irqoff rounds %ld, then %ld", before, after);
+	CHECK(set_warn(0) == 0, "switching the watch off: %s", strerror(errno));
+	return true;
+}
+
+/* The first part ran in this program (well or not): "afterwards" does not run it again. */
+static bool irqoff_hotplug_ran;
+
+SCENARIO(irqoff_hotplug_40,
+	 "the watch switched on while CPU 0 keeps interrupts off, then CPU 1 out and back 40 times")
+{
+	irqoff_hotplug_ran = true;
+	irqoff_hotplug();
+}
+
+SCENARIO(afterwards_reported,
+	 "afterwards: a long slice on CPU 1 is reported, with the 3 tasks waiting behind it")
+{
 	int waiting;
 
+	if (!irqoff_hotplug_ran) {
+		printf("#   first the scenario before, on which this one builds\n");
+		irqoff_hotplug_ran = true;
+		if (!irqoff_hotplug())
+			return;
+	}
+	REQUIRE(set_warn(50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
+	waiting = long_slice_waiting();
+	set_warn(0);
+	REQUIRE(waiting != INT_MIN, "no running report of the spinner");
+	CHECK(t_waiting_ok(waiting, WAITERS), "waiting %d, %d tasks waiting", waiting, WAITERS);
+}
+
+SCENARIO(fresh_with_cpu1_offline,
+	 "loaded afresh, switched on with CPU 1 offline: CPU 1's count once it is back")
+{
+	int waiting;
+
+	REQUIRE(reload(ko) == 0, "reloading %s: %s", ko, strerror(errno));
+	REQUIRE(set_cpu1(0) == 0, "cpu1 offline: %s", strerror(errno));
+	CHECK(set_warn(50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
+	CHECK(set_cpu1(1) == 0, "cpu1 online: %s", strerror(errno));
+	t_sleep_ns(500 * MS); /* the kthreads a CPU coming online wakes there */
+	waiting = long_slice_waiting();
+	set_warn(0);
+	REQUIRE(waiting != INT_MIN, "no running report of the spinner");
+	CHECK(t_waiting_ok(waiting, WAITERS), "waiting %d, %d tasks waiting", waiting, WAITERS);
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	ko = argc > 1 ? argv[1] : "/csf/coarse_stat_fs.ko";
 	if (geteuid() != 0) {
 		printf("# t_hotplug_watch needs root\n");
 		return 4;
@@ -174,58 +254,12 @@ int main(int argc, char **argv)
 	printf("# kernel BTF %s, PREEMPT_RT %s\n",
 	       access("/sys/kernel/btf/vmlinux", R_OK) ? "absent" : "present",
 	       t_preempt_rt() ? "yes" : "no");
-
-	TEST("the watch switched on while CPU 0 keeps interrupts off, then CPU 1 out and back 40 times") {
-		long before, after;
-		int cycles = 0;
-
-		REQUIRE(reload(ko) == 0, "reloading %s: %s", ko, strerror(errno));
-		REQUIRE(system("insmod /csf/csf_selftest.ko action=irqoff irq_cpu=0 irq_ms=4") == 0,
-			"insmod csf_selftest action=irqoff");
-		for (int i = 0; i < 100 && read_long(ROUNDS) < 10; i++)
-			t_sleep_ns(10 * MS);
-		before = read_long(ROUNDS);
-		CHECK(set_warn(1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
-		for (; cycles < CYCLES; cycles++)
-			if (set_cpu1(0) || set_cpu1(1))
-				break;
-		after = read_long(ROUNDS);
-		system("rmmod csf_selftest");
-		set_cpu1(1);
-		printf("#   %d cycles; interrupts went off %ld times meanwhile\n", cycles,
-		       after - before);
-		CHECK_EQ(cycles, CYCLES);
-		CHECK(before >= 10 && after > before, "irqoff rounds %ld, then %ld", before, after);
-		CHECK(set_warn(0) == 0, "switching the watch off: %s", strerror(errno));
-	}
-
-	TEST("afterwards: a long slice on CPU 1 is reported, with the 3 tasks waiting behind it") {
-		REQUIRE(set_warn(50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
-		waiting = long_slice_waiting();
-		set_warn(0);
-		REQUIRE(waiting != INT_MIN, "no running report of the spinner");
-		CHECK(t_waiting_ok(waiting, WAITERS), "waiting %d, %d tasks waiting", waiting,
-		      WAITERS);
-	}
-
-	TEST("loaded afresh, switched on with CPU 1 offline: CPU 1's count once it is back") {
-		REQUIRE(reload(ko) == 0, "reloading %s: %s", ko, strerror(errno));
-		REQUIRE(set_cpu1(0) == 0, "cpu1 offline: %s", strerror(errno));
-		CHECK(set_warn(50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
-		CHECK(set_cpu1(1) == 0, "cpu1 online: %s", strerror(errno));
-		t_sleep_ns(500 * MS); /* the kthreads a CPU coming online wakes there */
-		waiting = long_slice_waiting();
-		set_warn(0);
-		REQUIRE(waiting != INT_MIN, "no running report of the spinner");
-		CHECK(t_waiting_ok(waiting, WAITERS), "waiting %d, %d tasks waiting", waiting,
-		      WAITERS);
-	}
-
+	rc = t_main("t_hotplug_watch");
 	set_cpu1(1);
 	set_warn(0);
 	file_write("/proc/sys/kernel/soft_watchdog", "1");
-	/* What the module said it learned, each time. */
+	/* What the module said it learned, each time (after the summary line: t_main prints it). */
 	fflush(stdout);
 	system("dmesg | grep 'slice watch' | sed 's/^/# /'");
-	return t_done("t_hotplug_watch");
+	return rc;
 }

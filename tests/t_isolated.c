@@ -11,7 +11,6 @@
  * Skips where CPU 1 is not isolated; fails where the command line asked for it and it is not.
  * Needs root and two CPUs.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 #include "tslice.h"
 
@@ -222,13 +221,92 @@ static long long nmis_with_irqs_off(void)
 	return before < 0 || after < 0 ? -1 : after - before;
 }
 
+SCENARIO(default_reported_from_cpu0,
+	 "by default: CPU 1's slice reported from CPU 0, no timer of the watch on CPU 1")
+{
+	struct spin s;
+	struct seen e;
+	int ticks;
+
+	set_param(ISOLATED, 0);
+	REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
+	file_write(TRACING "/trace", "");
+	REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
+	s = (struct spin){ .waiters = WAITERS };
+	REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
+	file_write(EXPIRE, "0");
+	ticks = ticks_on_cpu1();
+	set_param(WARN, 0);
+	printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
+	       "watch's timer on CPU 1\n",
+	       e.running, e.via_isolated, e.end, ticks);
+	CHECK(e.running > 0, "no running report of the spinner");
+	CHECK(e.via_other == 0, "%d running reports with a stack: CPU 1 was interrupted",
+	      e.via_other);
+	CHECK(e.end == 1, "%d end reports", e.end);
+	CHECK(e.polled, "the end report woke no reader within 5 s");
+	CHECK(ticks == 0, "the watch's timer ran %d times on CPU 1", ticks);
+	CHECK(!e.running || t_waiting_ok(e.waiting, WAITERS), "waiting %d, %d tasks waiting",
+	      e.waiting, WAITERS);
+}
+
+SCENARIO(default_no_nmi, "by default: no NMI to CPU 1 while its interrupts are off")
+{
+	long long nmis;
+
+	set_param(ISOLATED, 0);
+	REQUIRE(set_param(WARN, 1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
+	nmis = nmis_with_irqs_off();
+	set_param(WARN, 0);
+	REQUIRE(nmis >= 0, "csf_selftest action=irqoff, or /proc/interrupts");
+	CHECK(nmis == 0, "%lld NMIs on CPU 1", nmis);
+}
+
+SCENARIO(isolated_timer_and_stacks,
+	 "slice_isolated=1 while the watch is on: CPU 1 runs its timer, stacks come back")
+{
+	struct spin s;
+	struct seen e;
+	int ticks;
+
+	set_param(ISOLATED, 0); /* switched on below, while the watch is on */
+	REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
+	REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
+	file_write(TRACING "/trace", "");
+	REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
+	s = (struct spin){ .waiters = 0 };
+	REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
+	file_write(EXPIRE, "0");
+	ticks = ticks_on_cpu1();
+	printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
+	       "watch's timer on CPU 1\n",
+	       e.running, e.via_isolated, e.end, ticks);
+	CHECK(e.running > 0, "no running report of the spinner");
+	CHECK(e.via_isolated == 0, "%d reports without a stack", e.via_isolated);
+	CHECK(ticks > 0, "the watch's timer never ran on CPU 1");
+	CHECK(e.end == 1, "%d end reports", e.end);
+}
+
+/* That the NMI count above counts the watch's NMIs: with them on, they come. */
+SCENARIO(isolated_nmis, "slice_isolated=1: CPU 1 with interrupts off gets the watch's NMIs")
+{
+	long long nmis;
+
+	/* As the scenario before leaves them (no-ops after it): the watch on, slice_isolated. */
+	REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
+	REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
+	REQUIRE(set_param(WARN, 1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
+	nmis = nmis_with_irqs_off();
+	REQUIRE(nmis >= 0, "csf_selftest action=irqoff, or /proc/interrupts");
+	CHECK(nmis > 0, "no NMI on CPU 1");
+	set_param(WARN, 0);
+}
+
 int main(void)
 {
 	bool asked = false;
-	struct spin s;
-	struct seen e;
 	char cmdline[4096];
-	int ticks;
+	int rc;
 
 	if (geteuid() != 0) {
 		printf("# t_isolated needs root\n");
@@ -249,72 +327,10 @@ int main(void)
 		return 4;
 	}
 	t_pin(0);
-	set_param(ISOLATED, 0);
 	mount("nodev", TRACING, "tracefs", 0, NULL); /* if the guest has not */
-
-	TEST("by default: CPU 1's slice reported from CPU 0, no timer of the watch on CPU 1") {
-		REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
-		file_write(TRACING "/trace", "");
-		REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
-		s = (struct spin){ .waiters = WAITERS };
-		REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
-		file_write(EXPIRE, "0");
-		ticks = ticks_on_cpu1();
-		set_param(WARN, 0);
-		printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
-		       "watch's timer on CPU 1\n",
-		       e.running, e.via_isolated, e.end, ticks);
-		CHECK(e.running > 0, "no running report of the spinner");
-		CHECK(e.via_other == 0, "%d running reports with a stack: CPU 1 was interrupted",
-		      e.via_other);
-		CHECK(e.end == 1, "%d end reports", e.end);
-		CHECK(e.polled, "the end report woke no reader within 5 s");
-		CHECK(ticks == 0, "the watch's timer ran %d times on CPU 1", ticks);
-		CHECK(!e.running || t_waiting_ok(e.waiting, WAITERS),
-		      "waiting %d, %d tasks waiting", e.waiting, WAITERS);
-	}
-
-	TEST("by default: no NMI to CPU 1 while its interrupts are off") {
-		long long nmis;
-
-		REQUIRE(set_param(WARN, 1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
-		nmis = nmis_with_irqs_off();
-		set_param(WARN, 0);
-		REQUIRE(nmis >= 0, "csf_selftest action=irqoff, or /proc/interrupts");
-		CHECK(nmis == 0, "%lld NMIs on CPU 1", nmis);
-	}
-
-	TEST("slice_isolated=1 while the watch is on: CPU 1 runs its timer, stacks come back") {
-		REQUIRE(set_param(WARN, 50000) == 0, "slice_warn_us=50000: %s", strerror(errno));
-		REQUIRE(set_param(ISOLATED, 1) == 0, "slice_isolated=1: %s", strerror(errno));
-		file_write(TRACING "/trace", "");
-		REQUIRE(file_write(EXPIRE, "1") == 0, "hrtimer_expire_entry: %s", strerror(errno));
-		s = (struct spin){ .waiters = 0 };
-		REQUIRE(spin_and_read(&s, &e) == 0, "the spinner: %s", strerror(s.err));
-		file_write(EXPIRE, "0");
-		ticks = ticks_on_cpu1();
-		printf("#   %d running reports (%d stack_via=isolated), %d end; %d expiries of the "
-		       "watch's timer on CPU 1\n",
-		       e.running, e.via_isolated, e.end, ticks);
-		CHECK(e.running > 0, "no running report of the spinner");
-		CHECK(e.via_isolated == 0, "%d reports without a stack", e.via_isolated);
-		CHECK(ticks > 0, "the watch's timer never ran on CPU 1");
-		CHECK(e.end == 1, "%d end reports", e.end);
-	}
-
-	/* That the NMI count above counts the watch's NMIs: with them on, they come. */
-	TEST("slice_isolated=1: CPU 1 with interrupts off gets the watch's NMIs") {
-		long long nmis;
-
-		REQUIRE(set_param(WARN, 1000) == 0, "slice_warn_us=1000: %s", strerror(errno));
-		nmis = nmis_with_irqs_off();
-		REQUIRE(nmis >= 0, "csf_selftest action=irqoff, or /proc/interrupts");
-		CHECK(nmis > 0, "no NMI on CPU 1");
-		set_param(WARN, 0);
-	}
-
+	rc = t_main("t_isolated");
 	set_param(WARN, 0);
 	set_param(ISOLATED, 0);
 	file_write(EXPIRE, "0");
-	return t_done("t_isolated");
+	return rc;
 }

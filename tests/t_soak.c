@@ -17,7 +17,6 @@
  *
  * Prints "FIGURE soak seconds N snapshots N sum-rule-violations N kernel-reports N".
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>
@@ -186,53 +185,57 @@ static void *cpu_reader(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static double seconds; /* how long to soak: from the command line */
+
+SCENARIO(soak, "soak: every snapshot keeps the sum rule; no leak, no kernel report")
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 30;
-	pthread_t th[7];
-	int nth = 0, base, reports, status = 0;
-	struct tk_kmsg kmsg;
 	uint64_t seed = (uint64_t)time(NULL), t0;
+	int nth = 0, base, reports, status = 0;
 	char secs[32], seedstr[32];
+	struct tk_kmsg kmsg;
+	double took;
+	pthread_t th[7];
 	pid_t fuzz;
 
 	tk_kmsg_open(&kmsg);
 	t_sleep_ns(20000000);
 	base = t_module_refs();
 	disk = open("/dev/nullb0", O_RDONLY | O_DIRECT | O_CLOEXEC);
-
-	TEST("soak: every snapshot keeps the sum rule; no leak, no kernel report") {
-		snprintf(secs, sizeof(secs), "%.0f", seconds);
-		snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)seed);
-		t0 = mono_ns();
-		fuzz = fork();
-		if (fuzz == 0) {
-			/* -L: the soak's own threads move the reference count; it checks at the end */
-			execlp("t_fuzz", "t_fuzz", "-d", secs, "-s", seedstr, "-L", (char *)NULL);
-			_exit(127);
-		}
-		pthread_create(&th[nth++], NULL, lock_holder, NULL);
-		pthread_create(&th[nth++], NULL, spinner, NULL);
-		pthread_create(&th[nth++], NULL, example_ops, (void *)1L);
-		pthread_create(&th[nth++], NULL, example_ops, (void *)2L);
-		pthread_create(&th[nth++], NULL, churn, NULL);
-		pthread_create(&th[nth++], NULL, cpu_reader, NULL);
-		waitpid(fuzz, &status, 0);
-		while (mono_ns() - t0 < (uint64_t)(seconds * 1e9))
-			t_sleep_ns(100 * MS);
-		atomic_store(&stop, 1);
-		for (int i = 0; i < nth; i++)
-			pthread_join(th[i], NULL);
-		csf_cpu_unmap();
-		seconds = (double)(mono_ns() - t0) / 1e9;
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "the fuzzer failed (status %#x)", status);
-		CHECK_EQ(t_module_refs_settle(base), base);
-		reports = tk_kmsg_reports(&kmsg);
-		printf("FIGURE soak seconds %.0f snapshots %ld sum-rule-violations %ld kernel-reports %d\n",
-		       seconds, atomic_load(&snaps), atomic_load(&violations), reports);
-		CHECK_EQ(atomic_load(&violations), 0);
-		CHECK_EQ(reports, 0);
+	snprintf(secs, sizeof(secs), "%.0f", seconds);
+	snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)seed);
+	t0 = mono_ns();
+	fuzz = fork();
+	if (fuzz == 0) {
+		/* -L: the soak's own threads move the reference count; it checks at the end */
+		execlp("t_fuzz", "t_fuzz", "-d", secs, "-s", seedstr, "-L", (char *)NULL);
+		_exit(127);
 	}
-	return t_done("t_soak");
+	pthread_create(&th[nth++], NULL, lock_holder, NULL);
+	pthread_create(&th[nth++], NULL, spinner, NULL);
+	pthread_create(&th[nth++], NULL, example_ops, (void *)1L);
+	pthread_create(&th[nth++], NULL, example_ops, (void *)2L);
+	pthread_create(&th[nth++], NULL, churn, NULL);
+	pthread_create(&th[nth++], NULL, cpu_reader, NULL);
+	waitpid(fuzz, &status, 0);
+	while (mono_ns() - t0 < (uint64_t)(seconds * 1e9))
+		t_sleep_ns(100 * MS);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	csf_cpu_unmap();
+	took = (double)(mono_ns() - t0) / 1e9;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the fuzzer failed (status %#x)",
+	      status);
+	CHECK_EQ(t_module_refs_settle(base), base);
+	reports = tk_kmsg_reports(&kmsg);
+	printf("FIGURE soak seconds %.0f snapshots %ld sum-rule-violations %ld kernel-reports %d\n",
+	       took, atomic_load(&snaps), atomic_load(&violations), reports);
+	CHECK_EQ(atomic_load(&violations), 0);
+	CHECK_EQ(reports, 0);
+}
+
+int main(int argc, char **argv)
+{
+	seconds = argc > 1 ? atof(argv[1]) : 30;
+	return t_main("t_soak");
 }

@@ -5,7 +5,6 @@
  * afterwards: no warning, no KFENCE or slub_debug report, no leak (the module's reference count
  * returns to where it started).
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>
@@ -95,27 +94,28 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+SCENARIO(hand_off_fork_exit, "8 threads open, map, hand off, fork and exit for 5 s; nothing leaks")
 {
 	pthread_t th[WORKERS];
 	int base;
 
 	t_sleep_ns(10000000);
 	base = t_module_refs();
+	for (long i = 0; i < WORKERS; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(i + 1));
+	t_sleep_ns(5000000000ull);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < SLOTS; i++)
+		if (slot[i] > 0)
+			close(slot[i]);
+	printf("#   %ld operations\n", atomic_load(&ops));
+	CHECK(atomic_load(&ops) > 100, "only %ld operations", atomic_load(&ops));
+	CHECK_EQ(t_module_refs_settle(base), base);
+}
 
-	TEST("8 threads open, map, hand off, fork and exit for 5 s; nothing leaks") {
-		for (long i = 0; i < WORKERS; i++)
-			pthread_create(&th[i], NULL, worker, (void *)(i + 1));
-		t_sleep_ns(5000000000ull);
-		atomic_store(&stop, 1);
-		for (int i = 0; i < WORKERS; i++)
-			pthread_join(th[i], NULL);
-		for (int i = 0; i < SLOTS; i++)
-			if (slot[i] > 0)
-				close(slot[i]);
-		printf("#   %ld operations\n", atomic_load(&ops));
-		CHECK(atomic_load(&ops) > 100, "only %ld operations", atomic_load(&ops));
-		CHECK_EQ(t_module_refs_settle(base), base);
-	}
-	return t_done("t_stress");
+int main(void)
+{
+	return t_main("t_stress");
 }
