@@ -637,7 +637,7 @@ static void every_failure(bool module, const struct op *op)
 	SCENARIO(fn, name ": every failure of " round " allocations is clean") \
 	{                                                                      \
 		FAULT_SETUP();                                                 \
-		every_failure(!strcmp(round, "module"), &op);                  \
+		every_failure(!strcmp(round, "module"), &(op));                \
 	}
 
 /* No fork in the module round: fork runs no module code, there is nothing to count. */
