@@ -9,7 +9,6 @@
  * frozen, with the sum rule intact, once the child is gone. Every third round the parent kills
  * the child with SIGKILL at a random moment around the exec instead.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <pthread.h>
@@ -150,86 +149,86 @@ static int after_exec(const char *fdstr, const char *startstr)
 	return 0;
 }
 
-int main(int argc, char **argv)
+SCENARIO(exec_non_leader, "exec from a non-leader thread while another process holds every page")
 {
 	long held = 0, ended = 0, execs = 0, killed = 0;
 	uint64_t rng = 0xde7a;
 	int base;
 
+	t_sleep_ns(20000000);
+	base = t_module_refs();
+	for (int r = 0; r < ROUNDS; r++) {
+		const struct csf_thread_page *pages[THREADS + 1] = { 0 };
+		int sp[2], fds[THREADS + 1], status, got = 0;
+		bool kill_it = r % 3 == 2;
+		struct timeval tv = { .tv_sec = 20 };
+		pid_t pid;
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+			t_die("socketpair");
+		setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		pid = fork();
+		if (pid == 0) {
+			close(sp[0]);
+			sock = sp[1];
+			child();
+		}
+		close(sp[1]);
+		for (int i = 0; i <= THREADS; i++) {
+			fds[i] = recv_fd(sp[0]);
+			if (fds[i] < 0)
+				break;
+			pages[i] = map_fd(fds[i]);
+			got++;
+		}
+		close(sp[0]);
+		CHECK_EQ(got, THREADS + 1);
+		if (kill_it) {
+			t_sleep_ns(tk_below(&rng, 20000000));
+			kill(pid, SIGKILL);
+		}
+		waitpid(pid, &status, 0);
+		if (kill_it) {
+			killed++;
+			CHECK(WIFSIGNALED(status) || (WIFEXITED(status) && !WEXITSTATUS(status)),
+			      "round %d: status %#x", r, status);
+		} else {
+			execs++;
+			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "round %d: the exec'ed program says %d (status %#x)", r,
+			      WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
+		}
+		for (int i = 0; i < got; i++) {
+			const struct csf_thread_page *p = pages[i];
+
+			held++;
+			if (!p) {
+				CHECK(p, "round %d: cannot map page %d", r, i);
+				continue;
+			}
+			if ((p->flags & CSF_THREAD_ENDED) && p->state == CSF_STATE_ENDED)
+				ended++;
+			else
+				CHECK(0, "round %d: page %d not ended (flags %#x state %u)", r, i,
+				      p->flags, p->state);
+			CHECK(sum(p) == p->last_switch_tsc - p->start_tsc,
+			      "round %d: page %d: buckets %llu, span %llu", r, i,
+			      (unsigned long long)sum(p),
+			      (unsigned long long)(p->last_switch_tsc - p->start_tsc));
+			munmap((void *)p, 4096);
+			close(fds[i]);
+		}
+	}
+	printf("FIGURE dethread execs %ld killed %ld pages-held %ld pages-ended %ld\n", execs,
+	       killed, held, ended);
+	CHECK_EQ(ended, held);
+	CHECK_EQ(t_module_refs_settle(base), base);
+}
+
+int main(int argc, char **argv)
+{
 	self_exe = "/proc/self/exe";
 	if (argc == 4 && !strcmp(argv[1], "after-exec"))
 		return after_exec(argv[2], argv[3]);
-	t_sleep_ns(20000000);
-	base = t_module_refs();
-
-	TEST("exec from a non-leader thread while another process holds every page") {
-		for (int r = 0; r < ROUNDS; r++) {
-			const struct csf_thread_page *pages[THREADS + 1] = { 0 };
-			int sp[2], fds[THREADS + 1], status, got = 0;
-			bool kill_it = r % 3 == 2;
-			struct timeval tv = { .tv_sec = 20 };
-			pid_t pid;
-
-			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
-				t_die("socketpair");
-			setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			pid = fork();
-			if (pid == 0) {
-				close(sp[0]);
-				sock = sp[1];
-				child();
-			}
-			close(sp[1]);
-			for (int i = 0; i <= THREADS; i++) {
-				fds[i] = recv_fd(sp[0]);
-				if (fds[i] < 0)
-					break;
-				pages[i] = map_fd(fds[i]);
-				got++;
-			}
-			close(sp[0]);
-			CHECK_EQ(got, THREADS + 1);
-			if (kill_it) {
-				t_sleep_ns(tk_below(&rng, 20000000));
-				kill(pid, SIGKILL);
-			}
-			waitpid(pid, &status, 0);
-			if (kill_it) {
-				killed++;
-				CHECK(WIFSIGNALED(status) ||
-					      (WIFEXITED(status) && !WEXITSTATUS(status)),
-				      "round %d: status %#x", r, status);
-			} else {
-				execs++;
-				CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-				      "round %d: the exec'ed program says %d (status %#x)", r,
-				      WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
-			}
-			for (int i = 0; i < got; i++) {
-				const struct csf_thread_page *p = pages[i];
-
-				held++;
-				if (!p) {
-					CHECK(p, "round %d: cannot map page %d", r, i);
-					continue;
-				}
-				if ((p->flags & CSF_THREAD_ENDED) && p->state == CSF_STATE_ENDED)
-					ended++;
-				else
-					CHECK(0, "round %d: page %d not ended (flags %#x state %u)",
-					      r, i, p->flags, p->state);
-				CHECK(sum(p) == p->last_switch_tsc - p->start_tsc,
-				      "round %d: page %d: buckets %llu, span %llu", r, i,
-				      (unsigned long long)sum(p),
-				      (unsigned long long)(p->last_switch_tsc - p->start_tsc));
-				munmap((void *)p, 4096);
-				close(fds[i]);
-			}
-		}
-		printf("FIGURE dethread execs %ld killed %ld pages-held %ld pages-ended %ld\n",
-		       execs, killed, held, ended);
-		CHECK_EQ(ended, held);
-		CHECK_EQ(t_module_refs_settle(base), base);
-	}
-	return t_done("t_dethread");
+	return t_main("t_dethread");
 }

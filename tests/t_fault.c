@@ -18,7 +18,6 @@
  * offline and online while the page is in use: not one failure may be injected. Last, random
  * failures (probability 20%, module allocations only) while 6 threads open and map both files.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <dirent.h>
@@ -336,17 +335,22 @@ struct op {
 	int (*fn)(void);
 	void (*prep)(void); /* before the failures start, in the same thread */
 	void (*done)(void); /* after they stop */
-	bool all_only; /* in the module round, fork runs no module code: nothing to count */
 };
 
-static const struct op ops[] = {
-	{ "thread-self through the library", op_thread_lib, NULL, NULL, false },
-	{ "thread-self open and mmap", op_thread_raw, NULL, NULL, false },
-	{ "cpu through the library", op_cpu_lib, NULL, NULL, false },
-	{ "cpu open and mmap", op_cpu_raw, NULL, NULL, false },
-	{ "mount", op_mount, NULL, NULL, false },
-	{ "fork with both pages mapped", op_fork, map_both, csf_cpu_unmap, true },
-};
+/* The operations' names, which their scenarios' names begin with. */
+#define OP_THREAD_LIB "thread-self through the library"
+#define OP_THREAD_RAW "thread-self open and mmap"
+#define OP_CPU_LIB "cpu through the library"
+#define OP_CPU_RAW "cpu open and mmap"
+#define OP_MOUNT "mount"
+#define OP_FORK "fork with both pages mapped"
+
+static const struct op op_thread_lib_ = { OP_THREAD_LIB, op_thread_lib, NULL, NULL };
+static const struct op op_thread_raw_ = { OP_THREAD_RAW, op_thread_raw, NULL, NULL };
+static const struct op op_cpu_lib_ = { OP_CPU_LIB, op_cpu_lib, NULL, NULL };
+static const struct op op_cpu_raw_ = { OP_CPU_RAW, op_cpu_raw, NULL, NULL };
+static const struct op op_mount_ = { OP_MOUNT, op_mount, NULL, NULL };
+static const struct op op_fork_ = { OP_FORK, op_fork, map_both, csf_cpu_unmap };
 
 struct point {
 	const struct op *op;
@@ -489,7 +493,7 @@ static int op_thread_lib_once(void)
 	return sum_ok(&s) ? 0 : -2;
 }
 
-static const struct op random_lib = { "library", op_thread_lib_once, NULL, NULL, false };
+static const struct op random_lib = { "library", op_thread_lib_once, NULL, NULL };
 
 static void *random_worker(void *arg)
 {
@@ -555,115 +559,177 @@ static void without_rseq(char **argv)
 	t_die("exec %s", self);
 }
 
+/* ---- The scenarios ---- */
+
+#define NO_FAULT_INJECTION                                                                      \
+	"the kernel lacks CONFIG_FAULT_INJECTION with FAILSLAB, FAIL_PAGE_ALLOC and the stack " \
+	"filter (Debian's release kernels do; the debug suite has them)"
+
+static bool fault_injection(void)
+{
+	return !access("/proc/thread-self/fail-nth", W_OK) && !tk_debugfs() &&
+	       !access(DBG "failslab/require-start", W_OK) &&
+	       !access(DBG "fail_page_alloc/min-order", W_OK);
+}
+
+/* The module's text and kmemleak's, found by the first scenario that needs them. */
+static bool find_texts(void)
+{
+	static bool found;
+
+	if (!found && module_text(&mod_start, &mod_end)) {
+		kmemleak_text();
+		found = true;
+	}
+	return found;
+}
+
+/* Whether kmemleak checks this run, and the totals of the enumerations: program-wide. */
+static bool leaks_checked;
+static struct tally total;
+
+/*
+ * What a scenario after the first starts with: SKIP where the kernel cannot inject faults (as
+ * the first does), the module's text, and its reference count at rest in base_refs.
+ */
+#define FAULT_SETUP()                                                   \
+	do {                                                            \
+		if (!fault_injection())                                 \
+			SKIP(NO_FAULT_INJECTION);                       \
+		REQUIRE(find_texts(), "cannot find the module's text"); \
+		t_sleep_ns(20000000);                                   \
+		base_refs = t_module_refs();                            \
+	} while (0)
+
+SCENARIO(available, "fault injection is available")
+{
+	if (!fault_injection())
+		SKIP(NO_FAULT_INJECTION);
+	REQUIRE(find_texts(), "cannot find the module's text");
+	printf("#   module text %#lx-%#lx\n", mod_start, mod_end);
+	if (kml_end)
+		printf("#   kmemleak's text, not failed: %#lx-%#lx\n", kml_start, kml_end);
+}
+
+/* Inject at each allocation of op in turn, those from the module's code (module) or all. */
+static void every_failure(bool module, const struct op *op)
+{
+	struct tally t = { 0 };
+
+	if (module)
+		setup_attrs(mod_start, mod_end, 0, -1);
+	else
+		setup_attrs(0, ~0ul, 0, -1);
+	CHECK(enumerate(module ? "module" : "all", op, &t), "see above");
+	/* In the module round each operation must allocate through the module. */
+	if (module)
+		CHECK(t.points > 0, "no allocation from the module's code was seen");
+	total.points += t.points;
+	total.failed += t.failed;
+	total.succeeded += t.succeeded;
+}
+
+/*
+ * A scenario of every_failure(): one per operation and round (FIXTURE_VARIANT's idea), named as
+ * before: "OPERATION: every failure of ROUND allocations is clean".
+ */
+#define EVERY_FAILURE(fn, op, name, round)                                     \
+	SCENARIO(fn, name ": every failure of " round " allocations is clean") \
+	{                                                                      \
+		FAULT_SETUP();                                                 \
+		every_failure(!strcmp(round, "module"), &(op));                \
+	}
+
+/* No fork in the module round: fork runs no module code, there is nothing to count. */
+EVERY_FAILURE(thread_lib_module, op_thread_lib_, OP_THREAD_LIB, "module")
+EVERY_FAILURE(thread_raw_module, op_thread_raw_, OP_THREAD_RAW, "module")
+EVERY_FAILURE(cpu_lib_module, op_cpu_lib_, OP_CPU_LIB, "module")
+EVERY_FAILURE(cpu_raw_module, op_cpu_raw_, OP_CPU_RAW, "module")
+EVERY_FAILURE(mount_module, op_mount_, OP_MOUNT, "module")
+EVERY_FAILURE(thread_lib_all, op_thread_lib_, OP_THREAD_LIB, "all")
+EVERY_FAILURE(thread_raw_all, op_thread_raw_, OP_THREAD_RAW, "all")
+EVERY_FAILURE(cpu_lib_all, op_cpu_lib_, OP_CPU_LIB, "all")
+EVERY_FAILURE(cpu_raw_all, op_cpu_raw_, OP_CPU_RAW, "all")
+EVERY_FAILURE(mount_all, op_mount_, OP_MOUNT, "all")
+EVERY_FAILURE(fork_all, op_fork_, OP_FORK, "all")
+
+SCENARIO(hotplug, "hotplug with the cpu page in use allocates nothing in the module")
+{
+	int fd;
+	long long left;
+
+	FAULT_SETUP();
+	fd = open(CPU_PATH, O_RDONLY);
+	REQUIRE(fd >= 0, "open cpu: %s", strerror(errno));
+	if (access(CPU1_ONLINE, W_OK)) {
+		close(fd);
+		SKIP("cpu1 cannot go offline here");
+	}
+	/* Every allocation from the module's code fails, in any task, 1000 times at most. */
+	setup_attrs(mod_start, mod_end, 100, 1000);
+	for (int i = 0; i < 5; i++) {
+		CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
+		t_sleep_ns(30000000); /* a few refreshes of the page meanwhile */
+		CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
+		t_sleep_ns(30000000);
+	}
+	left = get_attr("failslab", "times") + get_attr("fail_page_alloc", "times");
+	setup_attrs(0, ~0ul, 0, -1);
+	close(fd);
+	CHECK_EQ(left, 2000);
+	printf("FIGURE fault hotplug cycles 5 module-allocations %lld\n", 2000 - left);
+}
+
+SCENARIO(random_failures, "random failures of module allocations while 6 threads open and map")
+{
+	pthread_t th[6];
+
+	FAULT_SETUP();
+	setup_attrs(mod_start, mod_end, 20, -1);
+	for (long i = 0; i < 6; i++)
+		pthread_create(&th[i], NULL, random_worker, (void *)(i + 1));
+	t_sleep_ns(3000000000ull);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	setup_attrs(0, ~0ul, 0, -1);
+	printf("FIGURE fault random ops %ld enomem %ld other-errors %ld\n", atomic_load(&r_ops),
+	       atomic_load(&r_enomem), atomic_load(&r_other));
+	CHECK(atomic_load(&r_enomem) > 0, "no failure was injected");
+	CHECK_EQ(atomic_load(&r_other), 0);
+	CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
+}
+
+SCENARIO(no_leaks, "nothing leaked (kmemleak)")
+{
+	int n;
+
+	if (!fault_injection())
+		SKIP(NO_FAULT_INJECTION);
+	if (!leaks_checked)
+		SKIP("the kernel lacks CONFIG_DEBUG_KMEMLEAK");
+	/* Probability 0 here (the kernel's default, and how each scenario leaves it): no failure. */
+	n = tk_kmemleak_count();
+	CHECK_EQ(n, 0);
+}
+
 int main(int argc, char **argv)
 {
-	struct tally total = { 0 };
-	bool leaks_checked;
+	int ret;
 
 	(void)argc;
 	without_rseq(argv);
-
-	TEST("fault injection is available") {
-		if (access("/proc/thread-self/fail-nth", W_OK) || tk_debugfs() ||
-		    access(DBG "failslab/require-start", W_OK) ||
-		    access(DBG "fail_page_alloc/min-order", W_OK))
-			SKIP("the kernel lacks CONFIG_FAULT_INJECTION with FAILSLAB, FAIL_PAGE_ALLOC and "
-			     "the stack filter (Debian's release kernels do; the debug suite has them)");
-		REQUIRE(module_text(&mod_start, &mod_end), "cannot find the module's text");
-		printf("#   module text %#lx-%#lx\n", mod_start, mod_end);
-		kmemleak_text();
-		if (kml_end)
-			printf("#   kmemleak's text, not failed: %#lx-%#lx\n", kml_start, kml_end);
+	/* Program-wide: kmemleak reports only what leaks while the scenarios run. */
+	if (fault_injection()) {
+		leaks_checked = tk_kmemleak_present();
+		if (leaks_checked)
+			tk_kmemleak_forget();
 	}
-	if (t_skipped)
-		return t_done("t_fault");
-
-	leaks_checked = tk_kmemleak_present();
-	if (leaks_checked)
-		tk_kmemleak_forget();
-	t_sleep_ns(20000000);
-	base_refs = t_module_refs();
-
-	for (int round = 0; round < 2; round++) {
-		const char *mode = round ? "all" : "module";
-		char name[96];
-
-		if (round)
-			setup_attrs(0, ~0ul, 0, -1);
-		else
-			setup_attrs(mod_start, mod_end, 0, -1);
-		for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
-			if (!round && ops[i].all_only)
-				continue;
-			snprintf(name, sizeof(name), "%s: every failure of %s allocations is clean",
-				 ops[i].name, mode);
-			TEST(name) {
-				struct tally t = { 0 };
-
-				CHECK(enumerate(mode, &ops[i], &t), "see above");
-				/* In the module round each operation must allocate through the module. */
-				if (!round)
-					CHECK(t.points > 0,
-					      "no allocation from the module's code was seen");
-				total.points += t.points;
-				total.failed += t.failed;
-				total.succeeded += t.succeeded;
-			}
-		}
+	ret = t_main("t_fault");
+	if (fault_injection()) {
+		reset_attrs();
+		printf("FIGURE fault points %u failed-cleanly %u succeeded %u\n", total.points,
+		       total.failed, total.succeeded);
 	}
-
-	TEST("hotplug with the cpu page in use allocates nothing in the module") {
-		int fd = open(CPU_PATH, O_RDONLY);
-		long long left;
-
-		REQUIRE(fd >= 0, "open cpu: %s", strerror(errno));
-		if (access(CPU1_ONLINE, W_OK)) {
-			close(fd);
-			SKIP("cpu1 cannot go offline here");
-		}
-		/* Every allocation from the module's code fails, in any task, 1000 times at most. */
-		setup_attrs(mod_start, mod_end, 100, 1000);
-		for (int i = 0; i < 5; i++) {
-			CHECK(file_write(CPU1_ONLINE, "0") == 0, "offline: %s", strerror(errno));
-			t_sleep_ns(30000000); /* a few refreshes of the page meanwhile */
-			CHECK(file_write(CPU1_ONLINE, "1") == 0, "online: %s", strerror(errno));
-			t_sleep_ns(30000000);
-		}
-		left = get_attr("failslab", "times") + get_attr("fail_page_alloc", "times");
-		setup_attrs(0, ~0ul, 0, -1);
-		close(fd);
-		CHECK_EQ(left, 2000);
-		printf("FIGURE fault hotplug cycles 5 module-allocations %lld\n", 2000 - left);
-	}
-
-	TEST("random failures of module allocations while 6 threads open and map") {
-		pthread_t th[6];
-
-		setup_attrs(mod_start, mod_end, 20, -1);
-		for (long i = 0; i < 6; i++)
-			pthread_create(&th[i], NULL, random_worker, (void *)(i + 1));
-		t_sleep_ns(3000000000ull);
-		atomic_store(&stop, 1);
-		for (int i = 0; i < 6; i++)
-			pthread_join(th[i], NULL);
-		setup_attrs(0, ~0ul, 0, -1);
-		printf("FIGURE fault random ops %ld enomem %ld other-errors %ld\n",
-		       atomic_load(&r_ops), atomic_load(&r_enomem), atomic_load(&r_other));
-		CHECK(atomic_load(&r_enomem) > 0, "no failure was injected");
-		CHECK_EQ(atomic_load(&r_other), 0);
-		CHECK_EQ(t_module_refs_settle(base_refs), base_refs);
-	}
-	reset_attrs();
-
-	TEST("nothing leaked (kmemleak)") {
-		int n;
-
-		if (!leaks_checked)
-			SKIP("the kernel lacks CONFIG_DEBUG_KMEMLEAK");
-		n = tk_kmemleak_count();
-		CHECK_EQ(n, 0);
-	}
-	printf("FIGURE fault points %u failed-cleanly %u succeeded %u\n", total.points,
-	       total.failed, total.succeeded);
-	return t_done("t_fault");
+	return ret;
 }

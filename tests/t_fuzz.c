@@ -30,7 +30,6 @@
  *
  * Prints "FIGURE fuzz ops N seeds N errors-by-errno E=N,... kernel-reports N".
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "tk.h"
 
 #include <dirent.h>
@@ -1487,194 +1486,154 @@ static void errno_list(char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-int main(int argc, char **argv)
+/* The command line's settings, parsed in main(). */
+static struct {
+	uint64_t seed;
+	bool repeat, refs_check;
+	double seconds;
+	int rounds, procs, nthreads, ops;
+} g_args = { .refs_check = true, .seconds = 60, .procs = 3, .nthreads = 3, .ops = 400 };
+
+SCENARIO(fuzz, "fuzz: no violation, no leak, no kernel report")
 {
-	uint64_t seed = 0, round_seed;
-	bool have_seed = false, repeat = false, refs_check = true;
-	double seconds = 60;
-	int rounds = 0, procs = 3, nthreads = 3, ops = 400, opt;
+	uint64_t seed = g_args.seed, round_seed;
+	bool repeat = g_args.repeat, refs_check = g_args.refs_check;
+	int rounds = g_args.rounds, procs = g_args.procs, nthreads = g_args.nthreads;
+	int ops = g_args.ops;
 	int reports = 0, leaks = 0, crashes = 0, hangs = 0, done = 0;
 	struct tk_kmsg kmsg;
 	uint64_t end;
 	int base;
 	static char errs[4096];
 
-	g_exe = "/proc/self/exe";
-	if (argc == 3 && !strcmp(argv[1], "exec-child"))
-		return exec_child(argv[2]);
-	while ((opt = getopt(argc, argv, "s:Rd:n:p:t:o:L")) != -1) {
-		switch (opt) {
-		case 's':
-			seed = strtoull(optarg, NULL, 0);
-			have_seed = true;
-			break;
-		case 'R':
-			repeat = true;
-			break;
-		case 'd':
-			seconds = strtod(optarg, NULL);
-			break;
-		case 'n':
-			rounds = atoi(optarg);
-			break;
-		case 'p':
-			procs = atoi(optarg);
-			break;
-		case 't':
-			nthreads = atoi(optarg);
-			break;
-		case 'o':
-			ops = atoi(optarg);
-			break;
-		case 'L':
-			refs_check = false;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: t_fuzz [-s SEED] [-R] [-d SECONDS] [-n ROUNDS] [-p PROCS]"
-				" [-t THREADS] [-o OPS] [-L]\n");
-			return 2;
-		}
-	}
-	if (procs < 1 || procs > 8 || nthreads < 1 || nthreads > 16)
-		t_die("-p 1..8, -t 1..16");
-	if (!have_seed)
-		seed = (uint64_t)time(NULL);
-	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (st == MAP_FAILED)
-		t_die("mmap stats");
 	tk_kmsg_open(&kmsg);
 	/* Orphans of a round come back here, to be killed and reaped with it. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	base = t_module_refs();
-	end = mono_ns() + (uint64_t)(seconds * 1e9);
+	end = mono_ns() + (uint64_t)(g_args.seconds * 1e9);
 	printf("# fuzz: %d processes x %d threads x %d operations a round, %.0f s, first seed %llu%s\n",
-	       procs, nthreads, ops, seconds, (unsigned long long)seed,
+	       procs, nthreads, ops, g_args.seconds, (unsigned long long)seed,
 	       repeat ? " (repeated)" : "");
 
-	TEST("fuzz: no violation, no leak, no kernel report") {
-		for (round_seed = seed; !rounds || done < rounds; round_seed += repeat ? 0 : 1) {
-			int socks[8][2], refs, r, alive;
-			pid_t pids[8], pgids[8];
-			uint64_t now = mono_ns(), limit;
+	for (round_seed = seed; !rounds || done < rounds; round_seed += repeat ? 0 : 1) {
+		int socks[8][2], refs, r, alive;
+		pid_t pids[8], pgids[8];
+		uint64_t now = mono_ns(), limit;
 
-			if (now >= end && (!rounds || done > 0))
-				break;
-			printf("# fuzz: seed %llu\n", (unsigned long long)round_seed);
-			fflush(stdout);
-			/* a round lasts at most 15 s, so that a minute covers a few seeds */
-			g_deadline = now + 15000000000ull < end || rounds ? now + 15000000000ull :
-									    end;
-			for (int i = 0; i < procs; i++)
-				/* non-blocking: a read() of a random descriptor may land on one */
-				if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-					       0, socks[i]))
-					t_die("socketpair");
-			for (int i = 0; i < procs; i++) {
-				pids[i] = fork();
-				if (pids[i] < 0)
-					t_die("fork");
-				pgids[i] = pids[i];
-				setpgid(pids[i],
-					pids[i]); /* as the child does: whichever runs first */
-				if (pids[i] == 0) {
-					g_sock_send = socks[i][0];
-					g_sock_recv = socks[(i + procs - 1) % procs][1];
-					worker(round_seed, i, nthreads, ops);
-				}
+		if (now >= end && (!rounds || done > 0))
+			break;
+		printf("# fuzz: seed %llu\n", (unsigned long long)round_seed);
+		fflush(stdout);
+		/* a round lasts at most 15 s, so that a minute covers a few seeds */
+		g_deadline = now + 15000000000ull < end || rounds ? now + 15000000000ull : end;
+		for (int i = 0; i < procs; i++)
+			/* non-blocking: a read() of a random descriptor may land on one */
+			if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+				       socks[i]))
+				t_die("socketpair");
+		for (int i = 0; i < procs; i++) {
+			pids[i] = fork();
+			if (pids[i] < 0)
+				t_die("fork");
+			pgids[i] = pids[i];
+			setpgid(pids[i], pids[i]); /* as the child does: whichever runs first */
+			if (pids[i] == 0) {
+				g_sock_send = socks[i][0];
+				g_sock_recv = socks[(i + procs - 1) % procs][1];
+				worker(round_seed, i, nthreads, ops);
 			}
-			for (int i = 0; i < procs; i++) {
-				close(socks[i][0]);
-				close(socks[i][1]);
-			}
-			/* Wait for the round; a process still there 30 s after its end is a hang. */
-			limit = g_deadline + 30000000000ull;
-			alive = procs;
-			while (alive > 0) {
-				int status;
-				pid_t pid = waitpid(-1, &status, WNOHANG);
-
-				if (pid > 0) {
-					for (int i = 0; i < procs; i++) {
-						if (pids[i] != pid)
-							continue;
-						pids[i] = 0;
-						alive--;
-						if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-							printf("# fuzz: a process of seed %llu ended with status %#x\n",
-							       (unsigned long long)round_seed,
-							       status);
-							crashes++;
-						}
-					}
-					continue;
-				}
-				if (mono_ns() > limit) {
-					printf("# fuzz: seed %llu: %d processes still running 30 s after the round\n",
-					       (unsigned long long)round_seed, alive);
-					/*
-					 * Blocked where the fuzzer asked (a read of a socket whose
-					 * O_NONBLOCK an operation cleared): its own doing, and SIGKILL
-					 * ends it. Waiting inside the module: a hang.
-					 */
-					hangs += show_stuck() > 0;
-					for (int i = 0; i < procs; i++)
-						if (pids[i] > 0)
-							kill(pids[i], SIGKILL);
-					limit = UINT64_MAX;
-				}
-				t_sleep_ns(10000000);
-			}
-			/* What the round's processes started and left behind goes too. */
-			for (int i = 0; i < procs; i++)
-				kill(-pgids[i], SIGKILL);
-			for (uint64_t give_up = mono_ns() + 30000000000ull;;) {
-				pid_t r = waitpid(-1, NULL, WNOHANG);
-
-				if (r < 0)
-					break; /* no child left */
-				if (r > 0)
-					continue;
-				if (mono_ns() > give_up) {
-					printf("# fuzz: seed %llu: processes left 30 s after SIGKILL\n",
-					       (unsigned long long)round_seed);
-					show_stuck();
-					hangs++;
-					break;
-				}
-				t_sleep_ns(10000000);
-			}
-			refs = refs_check ? t_module_refs_settle(base) : base;
-			if (refs != base) {
-				printf("# fuzz: seed %llu left the module's references at %d, not %d\n",
-				       (unsigned long long)round_seed, refs, base);
-				leaks++;
-				base = refs; /* report each seed's leak once */
-			}
-			r = tk_kmsg_reports(&kmsg);
-			if (r) {
-				printf("# fuzz: %d kernel reports during seed %llu; reproduce with "
-				       "t_fuzz -s %llu -R -p %d -t %d -o %d\n",
-				       r, (unsigned long long)round_seed,
-				       (unsigned long long)round_seed, procs, nthreads, ops);
-				reports += r;
-			}
-			done++;
 		}
-		CHECK_EQ(atomic_load(&st->violations), 0);
-		CHECK_EQ(leaks, 0);
-		/*
-		 * A process of the fuzzer killed by a signal is the fuzzer's own damage (it maps,
-		 * unmaps and remaps its own memory at random; the last ones seen were the
-		 * library's page gone from under it): reported, not counted. The module's
-		 * failures are the violations, leaks, hangs and kernel reports above and below.
-		 */
-		if (crashes)
-			printf("# fuzz: %d processes of the fuzzer died of a signal (see above)\n",
-			       crashes);
-		CHECK_EQ(hangs, 0);
-		CHECK_EQ(reports, 0);
+		for (int i = 0; i < procs; i++) {
+			close(socks[i][0]);
+			close(socks[i][1]);
+		}
+		/* Wait for the round; a process still there 30 s after its end is a hang. */
+		limit = g_deadline + 30000000000ull;
+		alive = procs;
+		while (alive > 0) {
+			int status;
+			pid_t pid = waitpid(-1, &status, WNOHANG);
+
+			if (pid > 0) {
+				for (int i = 0; i < procs; i++) {
+					if (pids[i] != pid)
+						continue;
+					pids[i] = 0;
+					alive--;
+					if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+						printf("# fuzz: a process of seed %llu ended with status %#x\n",
+						       (unsigned long long)round_seed, status);
+						crashes++;
+					}
+				}
+				continue;
+			}
+			if (mono_ns() > limit) {
+				printf("# fuzz: seed %llu: %d processes still running 30 s after the round\n",
+				       (unsigned long long)round_seed, alive);
+				/*
+				 * Blocked where the fuzzer asked (a read of a socket whose
+				 * O_NONBLOCK an operation cleared): its own doing, and SIGKILL
+				 * ends it. Waiting inside the module: a hang.
+				 */
+				hangs += show_stuck() > 0;
+				for (int i = 0; i < procs; i++)
+					if (pids[i] > 0)
+						kill(pids[i], SIGKILL);
+				limit = UINT64_MAX;
+			}
+			t_sleep_ns(10000000);
+		}
+		/* What the round's processes started and left behind goes too. */
+		for (int i = 0; i < procs; i++)
+			kill(-pgids[i], SIGKILL);
+		for (uint64_t give_up = mono_ns() + 30000000000ull;;) {
+			pid_t r = waitpid(-1, NULL, WNOHANG);
+
+			if (r < 0)
+				break; /* no child left */
+			if (r > 0)
+				continue;
+			if (mono_ns() > give_up) {
+				printf("# fuzz: seed %llu: processes left 30 s after SIGKILL\n",
+				       (unsigned long long)round_seed);
+				show_stuck();
+				hangs++;
+				break;
+			}
+			t_sleep_ns(10000000);
+		}
+		refs = refs_check ? t_module_refs_settle(base) : base;
+		if (refs != base) {
+			printf("# fuzz: seed %llu left the module's references at %d, not %d\n",
+			       (unsigned long long)round_seed, refs, base);
+			leaks++;
+			base = refs; /* report each seed's leak once */
+		}
+		r = tk_kmsg_reports(&kmsg);
+		if (r) {
+			printf("# fuzz: %d kernel reports during seed %llu; reproduce with "
+			       "t_fuzz -s %llu -R -p %d -t %d -o %d\n",
+			       r, (unsigned long long)round_seed, (unsigned long long)round_seed,
+			       procs, nthreads, ops);
+			reports += r;
+		}
+		done++;
 	}
+	CHECK_EQ(atomic_load(&st->violations), 0);
+	CHECK_EQ(leaks, 0);
+	/*
+	 * A process of the fuzzer killed by a signal is the fuzzer's own damage (it maps,
+	 * unmaps and remaps its own memory at random; the last ones seen were the
+	 * library's page gone from under it): reported, not counted. The module's
+	 * failures are the violations, leaks, hangs and kernel reports above and below.
+	 */
+	if (crashes)
+		printf("# fuzz: %d processes of the fuzzer died of a signal (see above)\n",
+		       crashes);
+	CHECK_EQ(hangs, 0);
+	CHECK_EQ(reports, 0);
+
 	errno_list(errs, sizeof(errs));
 	printf("# fuzz: %lu snapshots, %lu faults caught, %lu forks, %lu execs, %lu threads, "
 	       "%lu descriptors passed, %lu children killed, %lu violations\n",
@@ -1685,5 +1644,57 @@ int main(int argc, char **argv)
 	       atomic_load(&st->ops), done, errs, reports);
 	printf("FIGURE fuzz violations %lu leaks %d hangs %d fuzzer-processes-crashed %d\n",
 	       atomic_load(&st->violations), leaks, hangs, crashes);
-	return t_done("t_fuzz");
+}
+
+int main(int argc, char **argv)
+{
+	bool have_seed = false;
+	int opt;
+
+	g_exe = "/proc/self/exe";
+	if (argc == 3 && !strcmp(argv[1], "exec-child"))
+		return exec_child(argv[2]);
+	while ((opt = getopt(argc, argv, "s:Rd:n:p:t:o:L")) != -1) {
+		switch (opt) {
+		case 's':
+			g_args.seed = strtoull(optarg, NULL, 0);
+			have_seed = true;
+			break;
+		case 'R':
+			g_args.repeat = true;
+			break;
+		case 'd':
+			g_args.seconds = strtod(optarg, NULL);
+			break;
+		case 'n':
+			g_args.rounds = atoi(optarg);
+			break;
+		case 'p':
+			g_args.procs = atoi(optarg);
+			break;
+		case 't':
+			g_args.nthreads = atoi(optarg);
+			break;
+		case 'o':
+			g_args.ops = atoi(optarg);
+			break;
+		case 'L':
+			g_args.refs_check = false;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: t_fuzz [-s SEED] [-R] [-d SECONDS] [-n ROUNDS] [-p PROCS]"
+				" [-t THREADS] [-o OPS] [-L]\n");
+			return 2;
+		}
+	}
+	if (g_args.procs < 1 || g_args.procs > 8 || g_args.nthreads < 1 || g_args.nthreads > 16)
+		t_die("-p 1..8, -t 1..16");
+	if (!have_seed)
+		g_args.seed = (uint64_t)time(NULL);
+	/* The statistics, shared with every process of every round. */
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED)
+		t_die("mmap stats");
+	return t_main("t_fuzz");
 }

@@ -4,7 +4,6 @@
  * is dlclose()d while its threads live; CPUID faults (rr, arch_prctl(ARCH_SET_CPUID)); calls with
  * bad arguments. Built as a dynamic executable (dlopen() needs one), unlike the other tests.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <dlfcn.h>
@@ -98,9 +97,60 @@ static int wait_status(pid_t pid)
 	return status;
 }
 
+static char self[4096]; /* this program's path, for the shared object beside it and re-exec */
+
+SCENARIO(dlclose_live_threads,
+	 "a shared object that used the library can be dlclose()d while its threads live")
+{
+	char dir[4096];
+	pid_t pid;
+	int st;
+
+	snprintf(dir, sizeof(dir), "%s", self);
+	pid = fork();
+	if (pid == 0)
+		_exit(dlclose_child(dirname(dir)));
+	st = wait_status(pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d",
+	      WIFSIGNALED(st) ? "killed by signal" : "exited with",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+SCENARIO(no_cpuid, "the library never executes CPUID, which can fault")
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		execl(self, self, "cpuid", (char *)NULL);
+		_exit(99);
+	}
+	st = wait_status(pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == SKIPPED)
+		SKIP("this CPU or kernel has no CPUID faulting");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d",
+	      WIFSIGNALED(st) ? "killed by signal" : "exited with",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+SCENARIO(bad_bucket, "csf_page_cyc() and csf_thread_cyc() refuse a bucket that is not a state")
+{
+	struct csf_snap s;
+	uint64_t cyc = 7;
+
+	t_snap(&s);
+	errno = 0;
+	CHECK_EQ(csf_page_cyc(csf__thread.page, CSF_NR_STATES), 0);
+	CHECK_EQ(errno, EINVAL);
+	errno = 0;
+	CHECK_EQ(csf_page_cyc(csf__thread.page, 1000000), 0);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_ERRNO(csf_thread_cyc(CSF_NR_STATES, &cyc), EINVAL);
+	CHECK_EQ(cyc, 7);
+}
+
 int main(int argc, char **argv)
 {
-	char self[4096];
 	ssize_t n;
 
 	if (argc == 2 && !strcmp(argv[1], "cpuid"))
@@ -109,52 +159,5 @@ int main(int argc, char **argv)
 	if (n < 0)
 		t_die("readlink");
 	self[n] = 0;
-
-	TEST("a shared object that used the library can be dlclose()d while its threads live") {
-		char dir[4096];
-		pid_t pid;
-		int st;
-
-		snprintf(dir, sizeof(dir), "%s", self);
-		pid = fork();
-		if (pid == 0)
-			_exit(dlclose_child(dirname(dir)));
-		st = wait_status(pid);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d",
-		      WIFSIGNALED(st) ? "killed by signal" : "exited with",
-		      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-	}
-
-	TEST("the library never executes CPUID, which can fault") {
-		pid_t pid = fork();
-		int st;
-
-		if (pid == 0) {
-			execl(self, self, "cpuid", (char *)NULL);
-			_exit(99);
-		}
-		st = wait_status(pid);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == SKIPPED)
-			SKIP("this CPU or kernel has no CPUID faulting");
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d",
-		      WIFSIGNALED(st) ? "killed by signal" : "exited with",
-		      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-	}
-
-	TEST("csf_page_cyc() and csf_thread_cyc() refuse a bucket that is not a state") {
-		struct csf_snap s;
-		uint64_t cyc = 7;
-
-		t_snap(&s);
-		errno = 0;
-		CHECK_EQ(csf_page_cyc(csf__thread.page, CSF_NR_STATES), 0);
-		CHECK_EQ(errno, EINVAL);
-		errno = 0;
-		CHECK_EQ(csf_page_cyc(csf__thread.page, 1000000), 0);
-		CHECK_EQ(errno, EINVAL);
-		CHECK_ERRNO(csf_thread_cyc(CSF_NR_STATES, &cyc), EINVAL);
-		CHECK_EQ(cyc, 7);
-	}
-
-	return t_done("t_lib");
+	return t_main("t_lib");
 }
