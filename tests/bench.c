@@ -30,7 +30,6 @@
  * kernel lays out a thread page. Under emulation every memory access is expensive and the
  * page copy dominates; this shows what the same code costs on a real CPU ("make bench-reader").
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 
 #include <fcntl.h>
@@ -652,17 +651,43 @@ static uint64_t measure_tsc_hz(void)
 	return (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
 }
 
+/*
+ * bench's parts. Each mode (no argument, --slices, --reader, --fpu) is a program of its own, its
+ * parts numbered from 1: main() runs the parts of the mode argv chooses, each through part(), as
+ * t_main() runs a scenario. Registered with SCENARIO(), every run would list the other modes'
+ * parts too, as skipped, and number its own after them.
+ */
+static void part(const char *name, void (*fn)(void))
+{
+	if (!t_begin(name))
+		return;
+	fn();
+	t_end();
+}
+
+/* The page "bench --reader" reads: set up in main(), read by its part. */
+static struct csf_thread_page fake __attribute__((aligned(4096)));
+
+static void calls_of_reader(void)
+{
+	t_pin(0);
+	bench_calls(&fake);
+}
+
+static void calls_of_module(void)
+{
+	t_pin(0);
+	bench_calls(NULL);
+}
+
 int main(int argc, char **argv)
 {
-	static struct csf_thread_page fake __attribute__((aligned(4096)));
 	static struct csf_snap s; /* hdr points into it */
 
 	if (argc == 2 && !strcmp(argv[1], "--slices")) {
 		printf("coarse_stat_fs long-slice watch benchmark, %ld CPUs\n",
 		       sysconf(_SC_NPROCESSORS_ONLN));
-		TEST("the long-slice watch per context switch") {
-			bench_slice_watch();
-		}
+		part("the long-slice watch per context switch", bench_slice_watch);
 		return t_done("bench --slices");
 	}
 
@@ -678,34 +703,22 @@ int main(int argc, char **argv)
 		hdr = &fake.hdr;
 		printf("coarse_stat_fs reader benchmark, no module: TSC %.1f MHz (measured), %ld CPUs\n",
 		       (double)hdr->tsc_hz / 1e6, sysconf(_SC_NPROCESSORS_ONLN));
-		TEST("cost per call, the reader on an ordinary page") {
-			t_pin(0);
-			bench_calls(&fake);
-		}
+		part("cost per call, the reader on an ordinary page", calls_of_reader);
 		return t_done("bench --reader");
 	}
 
 	t_snap(&s);
 	hdr = &s.p.hdr;
 	if (argc == 2 && !strcmp(argv[1], "--fpu")) {
-		TEST("FPU save and restore") {
-			bench_fpu();
-		}
+		part("FPU save and restore", bench_fpu);
 		return t_done("bench --fpu");
 	}
 	printf("coarse_stat_fs benchmark: TSC %.1f MHz%s, %ld CPUs\n", (double)hdr->tsc_hz / 1e6,
 	       hdr->flags & CSF_HDR_TSC_INVARIANT ? "" : " (not invariant)",
 	       sysconf(_SC_NPROCESSORS_ONLN));
 
-	TEST("cost per call") {
-		t_pin(0);
-		bench_calls(NULL);
-	}
-	TEST("context switches") {
-		bench_switches();
-	}
-	TEST("memory") {
-		bench_memory();
-	}
+	part("cost per call", calls_of_module);
+	part("context switches", bench_switches);
+	part("memory", bench_memory);
 	return t_done("bench");
 }

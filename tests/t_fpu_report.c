@@ -5,7 +5,6 @@
  * malformed and truncated lines among them; --json; --compare. Needs no module: runs csfcat
  * from PATH, in the guest or on any machine.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "t.h"
 #include "../tools/json.h"
 
@@ -112,87 +111,99 @@ static const char expected_compare[] =
 	"x86_fpu_latency_xsave   0x21f               0x207   2      2      150001   300001   2.00  100000  200000  2.00  200001  400002  2.00\n"
 	"x86_fpu_latency_xsave   0x202e7             0x202   100    100    49       98       2.00  50      100     2.00  99      198     2.00\n";
 
+/* What csfcat printed: too large for the stack. */
+static char out[65536];
+
+/* csfcat fpu-report --json of log into json, what --compare reads. */
+static void json_of(const char *log, const char *json)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "csfcat fpu-report --json %s > %s", log, json);
+	CHECK_EQ(t_run(cmd, out, sizeof(out)), 0);
+}
+
+SCENARIO(table,
+	 "the table of a generated log: the script's columns, rounding and 97% cut, p50, p99")
+{
+	CHECK_EQ(t_run("csfcat fpu-report " LOG_A, out, sizeof(out)), 0);
+	CHECK(!strcmp(out, expected_a), "got:\n%s\nexpected:\n%s", out, expected_a);
+}
+
+SCENARIO(stdin_same, "standard input reads the same")
+{
+	char in[65536];
+
+	CHECK_EQ(t_run("csfcat fpu-report < " LOG_A, in, sizeof(in)), 0);
+	REQUIRE(strstr(in, "EVENTs"), "%s", in);
+	CHECK(!strcmp(strstr(in, "EVENTs"), strstr(expected_a, "EVENTs")), "%s", in);
+	CHECK(!strncmp(in, "# stdin: 151 lines", 18), "%s", in);
+	CHECK_EQ(t_run("cat " LOG_A " | csfcat fpu-report -", in, sizeof(in)), 0);
+	CHECK(strstr(in, "lat_avg(97%)") && strstr(in, "150001"), "%s", in);
+}
+
+SCENARIO(json, "--json: one valid object with the same numbers and the counts")
+{
+	bool found;
+
+	CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A, out, sizeof(out)), 0);
+	CHECK(json_valid_lines(out), "not JSON: %s", out);
+	CHECK(json_find_number(out, "lines", &found) == 151 && found, "%s", out);
+	CHECK(json_find_number(out, "events", &found) == 138 && found, "%s", out);
+	CHECK(json_find_number(out, "malformed", &found) == 9 && found, "%s", out);
+	CHECK(strstr(out, "\"event\":\"x86_fpu_latency_xsave\",\"rfbm\":\"0x202e7\","
+			  "\"xinuse\":\"0x202\",\"cnt\":100,\"min\":1,\"max\":100,\"avg\":51,"
+			  "\"avg97\":49,\"p50\":50,\"p99\":99}"),
+	      "%s", out);
+}
+
+SCENARIO(compare, "--compare: rows side by side, B over A (B has every latency doubled)")
+{
+	json_of(LOG_A, JSON_A);
+	json_of(LOG_B, JSON_B);
+	CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B, out, sizeof(out)), 0);
+	CHECK(!strcmp(out, expected_compare), "got:\n%s\nexpected:\n%s", out, expected_compare);
+	CHECK_EQ(t_run("csfcat fpu-report --compare --json " JSON_A " " JSON_B, out, sizeof(out)),
+		 0);
+	CHECK(json_valid_lines(out), "not JSON: %s", out);
+	CHECK(strstr(out, "\"avg97_ratio\":2.0000"), "%s", out);
+}
+
+SCENARIO(errors, "errors: a missing log (1), bad arguments (2), tables of two units (1)")
+{
+	FILE *f;
+
+	CHECK_EQ(t_run("csfcat fpu-report /nonexistent 2>&1", out, sizeof(out)), 1);
+	CHECK_EQ(t_run("csfcat fpu-report --bogus 2>&1", out, sizeof(out)), 2);
+	CHECK_EQ(t_run("csfcat fpu-report a b 2>&1", out, sizeof(out)), 2);
+	json_of(LOG_A, JSON_A); /* a table to set the broken ones beside */
+	CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " 2>&1", out, sizeof(out)), 2);
+	f = fopen(JSON_B, "w");
+	REQUIRE(f, "%s", strerror(errno));
+	fprintf(f, "{\"kind\":\"fpu\",\"unit\":\"cycles\",\"rows\":[]}\n");
+	fclose(f);
+	CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out, sizeof(out)),
+		 1);
+	CHECK(strstr(out, "not comparable"), "%s", out);
+	f = fopen(JSON_B, "w");
+	REQUIRE(f, "%s", strerror(errno));
+	fprintf(f, "{\"rows\":[{\"event\":\"x\"}\n");
+	fclose(f);
+	CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out, sizeof(out)),
+		 1);
+}
+
 int main(void)
 {
-	static char out[65536];
+	int ret;
 
+	/* The logs every scenario reads, made up here: fixed files, written once. */
 	write_log(LOG_A, 1);
 	write_log(LOG_B, 2);
-
-	TEST("the table of a generated log: the script's columns, rounding and 97% cut, p50, p99") {
-		CHECK_EQ(t_run("csfcat fpu-report " LOG_A, out, sizeof(out)), 0);
-		CHECK(!strcmp(out, expected_a), "got:\n%s\nexpected:\n%s", out, expected_a);
-	}
-
-	TEST("standard input reads the same") {
-		char in[65536];
-
-		CHECK_EQ(t_run("csfcat fpu-report < " LOG_A, in, sizeof(in)), 0);
-		REQUIRE(strstr(in, "EVENTs"), "%s", in);
-		CHECK(!strcmp(strstr(in, "EVENTs"), strstr(expected_a, "EVENTs")), "%s", in);
-		CHECK(!strncmp(in, "# stdin: 151 lines", 18), "%s", in);
-		CHECK_EQ(t_run("cat " LOG_A " | csfcat fpu-report -", in, sizeof(in)), 0);
-		CHECK(strstr(in, "lat_avg(97%)") && strstr(in, "150001"), "%s", in);
-	}
-
-	TEST("--json: one valid object with the same numbers and the counts") {
-		bool found;
-
-		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A, out, sizeof(out)), 0);
-		CHECK(json_valid_lines(out), "not JSON: %s", out);
-		CHECK(json_find_number(out, "lines", &found) == 151 && found, "%s", out);
-		CHECK(json_find_number(out, "events", &found) == 138 && found, "%s", out);
-		CHECK(json_find_number(out, "malformed", &found) == 9 && found, "%s", out);
-		CHECK(strstr(out,
-			     "\"event\":\"x86_fpu_latency_xsave\",\"rfbm\":\"0x202e7\","
-			     "\"xinuse\":\"0x202\",\"cnt\":100,\"min\":1,\"max\":100,\"avg\":51,"
-			     "\"avg97\":49,\"p50\":50,\"p99\":99}"),
-		      "%s", out);
-	}
-
-	TEST("--compare: rows side by side, B over A (B has every latency doubled)") {
-		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_A " > " JSON_A, out, sizeof(out)),
-			 0);
-		CHECK_EQ(t_run("csfcat fpu-report --json " LOG_B " > " JSON_B, out, sizeof(out)),
-			 0);
-		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B, out, sizeof(out)),
-			 0);
-		CHECK(!strcmp(out, expected_compare), "got:\n%s\nexpected:\n%s", out,
-		      expected_compare);
-		CHECK_EQ(t_run("csfcat fpu-report --compare --json " JSON_A " " JSON_B, out,
-			       sizeof(out)),
-			 0);
-		CHECK(json_valid_lines(out), "not JSON: %s", out);
-		CHECK(strstr(out, "\"avg97_ratio\":2.0000"), "%s", out);
-	}
-
-	TEST("errors: a missing log (1), bad arguments (2), tables of two units (1)") {
-		FILE *f;
-
-		CHECK_EQ(t_run("csfcat fpu-report /nonexistent 2>&1", out, sizeof(out)), 1);
-		CHECK_EQ(t_run("csfcat fpu-report --bogus 2>&1", out, sizeof(out)), 2);
-		CHECK_EQ(t_run("csfcat fpu-report a b 2>&1", out, sizeof(out)), 2);
-		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " 2>&1", out, sizeof(out)), 2);
-		f = fopen(JSON_B, "w");
-		REQUIRE(f, "%s", strerror(errno));
-		fprintf(f, "{\"kind\":\"fpu\",\"unit\":\"cycles\",\"rows\":[]}\n");
-		fclose(f);
-		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
-			       sizeof(out)),
-			 1);
-		CHECK(strstr(out, "not comparable"), "%s", out);
-		f = fopen(JSON_B, "w");
-		REQUIRE(f, "%s", strerror(errno));
-		fprintf(f, "{\"rows\":[{\"event\":\"x\"}\n");
-		fclose(f);
-		CHECK_EQ(t_run("csfcat fpu-report --compare " JSON_A " " JSON_B " 2>&1", out,
-			       sizeof(out)),
-			 1);
-	}
-
+	ret = t_main("t_fpu_report");
 	unlink(LOG_A);
 	unlink(LOG_B);
 	unlink(JSON_A);
 	unlink(JSON_B);
-	return t_done("t_fpu_report");
+	return ret;
 }
