@@ -64,8 +64,8 @@ module: ## Build kmod/coarse_stat_fs.ko against KDIR
 	fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KBUILD_FLAGS) modules
 
-test-modules: ## Build the harness self-test module (tests/selftest) against KDIR
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/selftest $(KBUILD_FLAGS) modules
+test-modules: ## Build the harness self-test module (tests/harness/selftest) against KDIR
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/harness/selftest $(KBUILD_FLAGS) modules
 
 # Each compiler and language the library promises to build with, warning-free.
 LIB_CHECKS := gcc:c11 clang:c11 g++:c++11 clang++:c++11 g++:c++17
@@ -75,13 +75,13 @@ lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no
 	@fails=0; for cl in $(LIB_CHECKS); do \
 		cc=$${cl%%:*}; std=$${cl#*:}; lang=c; \
 		case $$std in c++*) lang=c++ ;; esac; \
-		if $$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/lib_compile.c; \
+		if $$cc -x $$lang -std=$$std -Wall -Wextra -Werror -fsyntax-only tests/user/lib_compile.c; \
 		then echo "PASS lib-$$cc-$$std"; else echo "FAIL lib-$$cc-$$std"; fails=1; fi; \
 	done; \
 	mkdir -p $(B); \
 	for cc in gcc clang; do for o in -O0 -O2; do \
 		obj=$(B)/lib-check$$o-$$cc.o; \
-		if ! $$cc $$o -c tests/lib_compile.c -o $$obj; then \
+		if ! $$cc $$o -c tests/user/lib_compile.c -o $$obj; then \
 			echo "FAIL lib-no-cpuid-$$cc$$o (does not compile)"; fails=1; \
 		elif objdump -d $$obj | grep -qE "\scpuid(\s|$$)"; then \
 			echo "FAIL lib-no-cpuid-$$cc$$o (CPUID faults under rr, ARCH_SET_CPUID)"; fails=1; \
@@ -89,7 +89,7 @@ lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no
 	done; done; exit $$fails
 
 host-btf: ## Test the module's BTF reader here: this machine's BTF, broken blobs
-	@tests/host-check.sh btf_host
+	@tests/harness/host-check.sh btf_host
 
 lint: ## Run every static check (scripts/lint.sh); fails on any finding
 	@tests/debian/deps.sh lint host
@@ -106,15 +106,15 @@ compdb: ## Write compile_commands.json and kmod/compile_commands.json for clangd
 	@tests/debian/deps.sh compdb
 	@scripts/compdb.sh
 
-host-check: ## Run the host tests natively (no VM, no root): tests/host-check.sh
-	@tests/host-check.sh
+host-check: ## Run the host tests natively (no VM, no root): tests/harness/host-check.sh
+	@tests/harness/host-check.sh
 
 # The host tests first: a broken formatter or parser fails in seconds, before any guest boots.
 check: host-check ## Run the host tests, then the tests in a VM: this kernel if possible, else Debian's (SUITE=..., T=...)
-	@T='$(T)' tests/check.sh $(SUITE)
+	@T='$(T)' tests/harness/check.sh $(SUITE)
 
 check-all: host-check ## Run the host tests, then the tests on every suite in SUITES (oldest, stable, newest kernel)
-	@tests/check-all.sh $(SUITES)
+	@tests/harness/check-all.sh $(SUITES)
 
 debian: ## Run the tests on one Debian kernel: make debian SUITE=bookworm
 	@[ -n "$(SUITE)" ] || { echo "make debian SUITE=<bookworm|trixie|trixie-backports|sid>"; exit 2; }
@@ -137,15 +137,15 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 	tests/debian/selftest.sh $(or $(SUITE),trixie)
 
 demo: ## Boot a kernel in a VM, load the module and show what it offers
-	@SUITE=$(SUITE) tests/show.sh demo
+	@SUITE=$(SUITE) tests/harness/show.sh demo
 
 bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
-		SUITE=$(SUITE) tests/show.sh bench
+		SUITE=$(SUITE) tests/harness/show.sh bench
 	@# Single-threaded TCG: enabling events patches text another vCPU runs (docs/cost.md, FPU).
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),single) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
-		SUITE=$(SUITE) tests/show.sh fpu-bench
-	@$(MAKE) --no-print-directory tools/csfcat && tests/fpu-report-bench.sh
+		SUITE=$(SUITE) tests/harness/show.sh fpu-bench
+	@$(MAKE) --no-print-directory tools/csfcat && tests/bench/fpu-report-bench.sh
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader
@@ -192,7 +192,7 @@ dkms-uninstall: ## Remove the module from DKMS, for every kernel, and its source
 
 clean: ## Remove build output (the cached Debian environments stay)
 	rm -rf $(B) tools/csfcat
-	for d in kmod tests/selftest; do \
+	for d in kmod tests/harness/selftest; do \
 		rm -f $$d/*.o $$d/*.ko $$d/*.mod $$d/*.mod.c $$d/.*.cmd $$d/Module.symvers \
 			$$d/modules.order; \
 	done

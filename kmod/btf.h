@@ -9,15 +9,15 @@
  * a NUL. Kinds it does not know are stepped over with the blob's own layout section (7.x's
  * 32-byte header), or end the search: it answers "unknown", never a guess.
  *
- * btf.c is also compiled in user space, for the host test (tests/btf_host.c): with no
- * __KERNEL__, the few kernel types it uses come from tests/btf_user.h, included first.
+ * btf.c is also compiled in user space, for the host test (tests/user/btf_host.c): with no
+ * __KERNEL__, the few kernel types it uses come from tests/user/btf_user.h, included first.
  */
 #ifndef CSF_BTF_H
 #define CSF_BTF_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>
-#endif /* user space: tests/btf_user.h gives the same types */
+#endif /* user space: tests/user/btf_user.h gives the same types */
 
 struct csf_btf {
 	const u8 *types; /* the type section */

@@ -73,7 +73,7 @@ struct csf_snap {
 
 /*
  * Longest line csf_format_diff() can write, NUL included: six times in ms of up to 18
- * characters and nine 64-bit counters of up to 20 digits (see tests/t_format.c).
+ * characters and nine 64-bit counters of up to 20 digits (see tests/user/t_format.c).
  */
 #define CSF_DIFF_BUFSZ 400
 

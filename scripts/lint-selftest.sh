@@ -45,7 +45,7 @@ expect format format kmod/main.c 'static  int   planted_badly_formatted ( void )
 expect tidy tidy-user tools/csfcat.c \
 	'static void __attribute__((unused)) planted(char *b) { memset(b, 300, 8); }'
 # shellcheck disable=SC2016 # the planted line must hold the unexpanded variable
-expect shell shell tests/check-all.sh 'echo $planted_but_never_set'
+expect shell shell tests/harness/check-all.sh 'echo $planted_but_never_set'
 
 echo "RESULT $fails"
 [ "$fails" = 0 ]

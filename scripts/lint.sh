@@ -35,7 +35,7 @@ c_files() { git ls-files '*.c' '*.h'; }
 # LINT_TIDY_FILES limits clang-tidy on user space to some files (lint-selftest.sh does).
 user_c_files() {
 	echo "${LINT_TIDY_FILES:-$(git ls-files ':(glob)tools/*.c' ':(glob)examples/*.c' \
-		':(glob)tests/*.c')}"
+		':(glob)tests/*/*.c' ':!:tests/harness/selftest/*')}"
 }
 shell_files() {
 	git ls-files | while read -r f; do
@@ -133,7 +133,7 @@ check_checkpatch() {
 	local cp=("$cache/checkpatch/scripts/checkpatch.pl" --no-tree --strict --terse --show-types
 		--max-line-length=100) ignore=FILE_PATH_CHANGES,SPDX_LICENSE_TAG rc=0 f
 	local code=() trace=()
-	for f in kmod/*.c kmod/*.h tests/selftest/*.c; do
+	for f in kmod/*.c kmod/*.h tests/harness/selftest/*.c; do
 		case $f in
 		*trace.h) trace+=("$f") ;;
 		*) code+=("$f") ;;

@@ -3,10 +3,10 @@
  * tk.h: what the reliability tests (t_fault, t_fuzz, t_soak and the stress tests) share on top
  * of t.h: a seeded random generator, the kernel log's reports, kmemleak.
  *
- * Kernel reports: the records of /dev/kmsg that tests/guest.sh would fail a run on. A test that
- * provokes kernel messages on purpose (an allocation failure's stack dump) brackets them with
- * the harness's noise markers; between them only the reports that no provoked message looks
- * like (KASAN, lockdep, UBSAN, ...) count, as in the harness.
+ * Kernel reports: the records of /dev/kmsg that tests/harness/guest.sh would fail a run on. A test
+ * that provokes kernel messages on purpose (an allocation failure's stack dump) brackets them with
+ * the harness's noise markers; between them only the reports that no provoked message looks like
+ * (KASAN, lockdep, UBSAN, ...) count, as in the harness.
  */
 #ifndef CSF_TESTS_TK_H
 #define CSF_TESTS_TK_H
@@ -21,7 +21,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The kernel-log patterns (tests/klog-patterns), as tests/stage-guest.sh puts them in the guest. */
+/* The kernel-log patterns (tests/klog-patterns), as tests/harness/stage-guest.sh puts them in the
+ * guest. */
 #define TK_KLOG_PATTERNS "/csf/klog-patterns"
 #define TK_NOISE_BEGIN "csf-harness: expected kernel messages begin"
 #define TK_NOISE_END "csf-harness: expected kernel messages end"

@@ -12,7 +12,7 @@
  *
  * First the metrics: DAMON_STAT's two figures computed from DAMON regions, how far a bandwidth
  * reading can be trusted, and the parsing of DAMON_STAT's percentiles. No files, no output:
- * csfcat and the host test tests/t_mem_metrics.c link the same code.
+ * csfcat and the host test tests/user/t_mem_metrics.c link the same code.
  */
 #ifndef CSFCAT_MEM_H
 #define CSFCAT_MEM_H
@@ -130,7 +130,7 @@ struct mem_report {
 
 /*
  * For tests only: CSFCAT_MEM_ROOT=DIR makes csfcat mem read and write DIR/sys/... and
- * DIR/proc/... (and DIR/boot/...) instead, so that tests/t_mem_stat.c runs it, natively and
+ * DIR/proc/... (and DIR/boot/...) instead, so that tests/user/t_mem_stat.c runs it, natively and
  * without root, on copies of each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat/).
  * "" when not set.
  */

@@ -2,8 +2,8 @@
 /*
  * csfcat mem's metrics, as DAMON_STAT computes them (mm/damon/stat.c,
  * damon_stat_set_idletime_percentiles() and damon_stat_set_estimated_memory_bandwidth()), and
- * what a bandwidth reading is worth. Pure functions: tests/t_mem_metrics.c checks them on fixed
- * regions.
+ * what a bandwidth reading is worth. Pure functions: tests/user/t_mem_metrics.c checks them on
+ * fixed regions.
  */
 #include <stdlib.h>
 

@@ -7,7 +7,7 @@
 #   lib    compiling the library with each compiler it supports (make lib-check)
 #   lint   the static checks (make lint)
 #   compdb the editor's compile databases (make compdb)
-#   seed   the unmerged XSAVE latency series' script (tests/fpu-seed-test.sh, make bench)
+#   seed   the unmerged XSAVE latency series' script (tests/user/fpu-seed-test.sh, make bench)
 set -eu
 
 need=""

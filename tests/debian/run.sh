@@ -3,7 +3,7 @@
 #
 # run.sh SUITE [TEST...]: build the module and the tests with a Debian suite's own compiler and
 # kernel headers, boot that suite's kernel in QEMU and run the tests there (all by default; the
-# names are those of tests/vm-inner.sh).
+# names are those of tests/harness/vm-inner.sh).
 #
 #   SUITE  bookworm (6.1), trixie (6.12), trixie-rt (6.12 PREEMPT_RT), trixie-backports (the
 #          newest Debian kernel), sid, or debug (trixie's 6.12 built with KASAN, lockdep, UBSAN,
@@ -13,7 +13,8 @@
 #
 # Prints one line per test and a final "RESULT <failures>"; exits non-zero on any failure.
 # Logs: build/debian/SUITE/{build,console,results}.log. The suite's environment is cached under
-# $CSF_CACHE (default ~/.cache/coarse_stat_fs); see suite-env.sh. VM_* settings: tests/guest.sh.
+# $CSF_CACHE (default ~/.cache/coarse_stat_fs); see suite-env.sh. VM_* settings:
+# tests/harness/guest.sh.
 set -euo pipefail
 
 suite=${1:?usage: run.sh SUITE [TEST...]  (SUITE: bookworm, trixie, trixie-rt, trixie-backports, sid, debug)}
@@ -57,7 +58,7 @@ say "building for $kver (log: $out/build.log)"
 if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
 	'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
 	make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
-	tests/stage-guest.sh /csf/art /lib/modules/$KVER' >"$out/build.log" 2>&1; then
+	tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER' >"$out/build.log" 2>&1; then
 	tail -n 30 "$out/build.log"
 	say "build failed; full log in $out/build.log"
 	echo "RESULT 1"
@@ -83,9 +84,9 @@ if [ -n "$host_tests" ]; then
 	log=$out/host-tests.log
 	: >"$log"
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
-	install='tests/install-test.sh /lib/modules/$KVER/build'
+	install='tests/install/install-test.sh /lib/modules/$KVER/build'
 	# shellcheck disable=SC2016
-	dkms='tests/dkms-test.sh $KVER /csf/art'
+	dkms='tests/install/dkms-test.sh $KVER /csf/art'
 	cmd=
 	if want install && want dkms-build; then
 		cmd="$install >/tmp/install.log 2>&1 & $dkms; wait; cat /tmp/install.log"
@@ -100,7 +101,7 @@ if [ -n "$host_tests" ]; then
 	fi
 	# On the host: the series' script needs bash, sqlite3 and bc; csfcat is static.
 	if want fpu-seed; then
-		"$top/tests/fpu-seed-test.sh" "$root/csf/src/tools/csfcat" >>"$log" 2>&1 ||
+		"$top/tests/user/fpu-seed-test.sh" "$root/csf/src/tools/csfcat" >>"$log" 2>&1 ||
 			echo "# fpu-seed-test.sh exited $?" >>"$log"
 	fi
 	for t in $host_tests; do
@@ -134,7 +135,7 @@ done
 
 rc=0
 if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
-	CSF_HOST_FAILS=$host_fails "$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" \
+	CSF_HOST_FAILS=$host_fails "$top/tests/harness/guest.sh" "$root/boot/vmlinuz-$kver" \
 		"$root/boot/config-$kver" "$root/csf/art" "$out" "${tests[@]}" || rc=1
 	host_fails=0
 fi
@@ -142,7 +143,7 @@ fi
 boot_alone() {
 	say "booting again with $2 for $3 (log: $out/$1/console.log)"
 	CSF_HOST_FAILS=$host_fails VM_APPEND="$2${VM_APPEND:+ $VM_APPEND}" \
-		"$top/tests/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
+		"$top/tests/harness/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
 		"$root/csf/art" "$out/$1" "$1" || rc=1
 	host_fails=0
 }

@@ -4,9 +4,9 @@
 # selftest.sh [SUITE [CASE...]]: show that the harness catches what it must (all cases, or the
 # CASEs named). Each case runs run.sh with a test that misbehaves on purpose, and passes only if
 # run.sh fails for the expected reason:
-#   selftest-warn   a kernel warning (tests/selftest/csf_selftest.ko action=warn)
+#   selftest-warn   a kernel warning (tests/harness/selftest/csf_selftest.ko action=warn)
 #   selftest-panic  a kernel panic (action=panic)
-#   selftest-fail   a test program with a failing check (tests/t_selftest_fail.c)
+#   selftest-fail   a test program with a failing check (tests/harness/t_selftest_fail.c)
 #   selftest-hang   a guest that never finishes (VM_TIMEOUT)
 #   selftest-host   a host test that fails (fpu-seed, FPU_SEED_PLANT=1): run.sh must still run
 #                   the guest's tests, print the host test's FAIL line and count it in RESULT

@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_mem: csfcat mem on the kernel at hand: DAMON_STAT's results where it runs (7.x), our own
+ * kdamond through DAMON sysfs (6.12, or 7.x with DAMON_STAT switched off), or the error that
+ * names the missing option (6.1). Needs no module; runs csfcat from PATH.
+ *
+ * A workload keeps HOT_MIB written continuously and touches COLD_MIB once, and counts the bytes
+ * it writes. Every report must show the hot share of the monitored memory near zero idle time,
+ * the cold share idle for about as long as it has been monitored, and a bandwidth of the order
+ * of the loop's measured rate. Every run must leave DAMON's sysfs as it found it.
+ */
+#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
+#include "../t.h"
+#include "../../tools/json.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HOT_MIB 64
+#define COLD_MIB 512
+#define MIB (1024.0 * 1024.0)
+
+#define STAT_DIR "/sys/module/damon_stat/parameters"
+#define KDAMONDS "/sys/kernel/mm/damon/admin/kdamonds"
+#define KD0 KDAMONDS "/0"
+#define ERR_FILE "/tmp/t_mem.err"
+#define PROM_DIR "/tmp/t_mem.prom.d"
+#define PROM PROM_DIR "/mem.prom"
+
+/* Shared with the workload: bytes its loop has written so far. */
+static volatile uint64_t *loop_bytes;
+static pid_t wl_pid;
+static char out[64 * 1024], errbuf[4096];
+
+static void workload(void)
+{
+	char *hot = mmap(NULL, HOT_MIB << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *cold = mmap(NULL, (size_t)COLD_MIB << 20, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (hot == MAP_FAILED || cold == MAP_FAILED)
+		_exit(1);
+	/*
+	 * Small pages: khugepaged would otherwise copy the cold set into huge pages during the
+	 * run, which DAMON rightly sees as accesses, and a sample would stand for 2 MiB.
+	 */
+	madvise(hot, HOT_MIB << 20, MADV_NOHUGEPAGE);
+	madvise(cold, (size_t)COLD_MIB << 20, MADV_NOHUGEPAGE);
+	memset(cold, 0x5a, (size_t)COLD_MIB << 20);
+	for (unsigned int i = 1;; i++) {
+		/* Whole pages: DAMON sees pages, so its estimate is of bytes in touched pages. */
+		memset(hot, (int)i, HOT_MIB << 20);
+		__atomic_store_n(loop_bytes, *loop_bytes + ((uint64_t)HOT_MIB << 20),
+				 __ATOMIC_RELEASE);
+	}
+}
+
+static void start_workload(void)
+{
+	loop_bytes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (loop_bytes == MAP_FAILED)
+		t_die("mmap");
+	wl_pid = fork();
+	if (wl_pid < 0)
+		t_die("fork");
+	if (!wl_pid)
+		workload();
+	/* The loop counts only after the cold set has been written. */
+	while (!__atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE))
+		t_sleep_ns(50000000);
+	printf("# workload: pid %d, hot %d MiB written continuously, cold %d MiB written once\n",
+	       wl_pid, HOT_MIB, COLD_MIB);
+}
+
+static uint64_t loop_now(void)
+{
+	return __atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE);
+}
+
+static void read_err(void)
+{
+	FILE *f = fopen(ERR_FILE, "r");
+	size_t n = f ? fread(errbuf, 1, sizeof(errbuf) - 1, f) : 0;
+
+	errbuf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+/* Run a shell command; stdout into out, stderr into errbuf; return its exit status. */
+static int run(const char *cmd)
+{
+	char full[600];
+	FILE *f;
+	size_t n;
+	int status;
+
+	snprintf(full, sizeof(full), "%s 2>" ERR_FILE, cmd);
+	f = popen(full, "r");
+	if (!f)
+		t_die("popen %s", full);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	status = pclose(f);
+	read_err();
+	printf("#   $ %s -> %d\n", cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	/* Every line a comment, for the TAP reader. */
+	for (const char *l = errbuf; *l; l += strcspn(l, "\n") + !!l[strcspn(l, "\n")])
+		printf("#   stderr: %.*s\n", (int)strcspn(l, "\n"), l);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* run() with the command put together by snprintf(). */
+#define RUNF(...)                                          \
+	({                                                 \
+		char cmd_[512];                            \
+		snprintf(cmd_, sizeof(cmd_), __VA_ARGS__); \
+		run(cmd_);                                 \
+	})
+
+static bool stat_enabled(void)
+{
+	char v[8];
+
+	return !file_read_value(STAT_DIR "/enabled", v, sizeof(v)) && v[0] == 'Y';
+}
+
+static bool set_stat(bool on)
+{
+	return !file_write(STAT_DIR "/enabled", on ? "Y" : "N") && stat_enabled() == on;
+}
+
+/*
+ * DAMON's sysfs as csfcat must leave it: no kdamond directory, and no thread of the kdamond it
+ * ran (kdamond_pid, when known) still alive.
+ */
+static void check_clean(const char *after, long kdamond_pid)
+{
+	char path[64];
+	long nr = file_read_ll(KDAMONDS "/nr_kdamonds");
+
+	CHECK(nr == 0, "after %s: nr_kdamonds %ld, expected 0", after, nr);
+	if (kdamond_pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%ld", kdamond_pid);
+		for (int i = 0; i < 100 && !access(path, F_OK); i++)
+			t_sleep_ns(20000000);
+		CHECK(access(path, F_OK), "after %s: kdamond %ld still runs", after, kdamond_pid);
+	}
+}
+
+/* One report of csfcat mem --json --all. */
+struct rep {
+	bool stat; /* from DAMON_STAT */
+	bool tuned; /* the aggregation interval is auto-tuned */
+	double pct[101]; /* s */
+	double monitored_s, aggr_s, bytes, bw, cpu, cpu_win;
+	double bw_max, bw_n; /* --watch on DAMON_STAT: the window's largest reading, and count */
+	long kdamond;
+};
+
+static bool parse_rep(const char *line, struct rep *r)
+{
+	bool found, all = true;
+	char key[8];
+
+	memset(r, 0, sizeof(*r));
+	r->stat = strstr(line, "\"source\":\"damon_stat\"");
+	r->tuned = strstr(line, "\"auto_tuned\":true");
+	for (int p = 0; p <= 100; p++) {
+		snprintf(key, sizeof(key), "p%d", p);
+		r->pct[p] = json_find_number(line, key, &found) / 1000;
+		all &= found;
+	}
+	r->monitored_s = json_find_number(line, "monitored_ms", &found) / 1000;
+	all &= found;
+	r->aggr_s = json_find_number(line, "aggr_interval_us", &found) / 1e6;
+	all &= found;
+	r->bytes = json_find_number(line, "monitored_bytes", &found);
+	all &= found;
+	r->bw = json_find_number(line, "bandwidth_bytes_per_s", &found);
+	all &= found;
+	r->kdamond = (long)json_find_number(line, "kdamond_pid", &found);
+	all &= found;
+	r->bw_max = json_find_number(line, "bandwidth_window_max_bytes_per_s", &found);
+	r->bw_n = found ? json_find_number(line, "bandwidth_window_readings", &found) : 0;
+	r->cpu = json_find_number(line, "kdamond_cpu_ms_per_s", &found);
+	r->cpu_win = found ? json_find_number(line, "kdamond_cpu_window_s", &found) : 0;
+	return all;
+}
+
+/* Split out into lines, each one report; returns how many parsed. */
+static int parse_reps(struct rep *r, int max)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *l = strtok_r(out, "\n", &save); l && n < max; l = strtok_r(NULL, "\n", &save)) {
+		CHECK(json_valid_lines(l), "not JSON: %s", l);
+		if (parse_rep(l, &r[n]))
+			n++;
+		else
+			t_fail_at(__FILE__, __LINE__, "parse_rep", "a field is missing: %s", l);
+	}
+	return n;
+}
+
+/* The first percentile whose bytes were not accessed for longer than near_s. */
+static int split_at(const struct rep *r, double near_s)
+{
+	int p = 0;
+
+	while (p <= 100 && r->pct[p] <= near_s)
+		p++;
+	return p;
+}
+
+/* DAMON_STAT's results can be a refresh period (5 s) old; ours are one aggregation old. */
+static double age_of_results(const struct rep *r)
+{
+	return r->monitored_s - r->aggr_s - (r->stat ? 5.0 : 0.0);
+}
+
+/*
+ * The split: percentiles below the hot share (less 2) near zero; those above the cold share's
+ * start (plus 5) idle for at least half of what was monitored. Between the two lies memory the
+ * kernel and the test's own processes use, which can be either. With DAMON's own clock (below),
+ * the cold share must be at least half as idle as the idlest bytes, and a tenth of the time.
+ */
+static void check_split(const struct rep *r, double hot_b, double cold_b, bool own_clock,
+			const char *what)
+{
+	double h = 100 * hot_b / r->bytes, c = 100 * cold_b / r->bytes;
+	int ph = (int)floor(h) - 2, pc = (int)ceil(100 - c) + 5;
+	double near = fmax(3 * r->aggr_s, 0.15 * r->monitored_s);
+	double cold = own_clock ? fmax(0.1 * age_of_results(r), 0.5 * r->pct[100]) :
+				  0.5 * age_of_results(r);
+
+	printf("#   %s: %.0f MiB monitored for %.1f s (aggregation %.3f s): hot share %.1f%%, "
+	       "p%d %.3f s (near zero: <= %.3f); cold share %.1f%%, p%d %.3f s (cold: >= %.3f); "
+	       "accessed p0..p%d, idle from p%d\n",
+	       what, r->bytes / MIB, r->monitored_s, r->aggr_s, h, ph, r->pct[ph], near, c, pc,
+	       r->pct[pc], cold, split_at(r, 0) - 1, split_at(r, near));
+	CHECK(ph >= 0 && r->pct[ph] <= near, "%s: p%d = %.3f s, the hot set is not near zero", what,
+	      ph, r->pct[ph]);
+	CHECK(pc <= 100 && r->pct[pc] >= cold, "%s: p%d = %.3f s, the cold set is not idle", what,
+	      pc, r->pct[pc]);
+}
+
+/*
+ * The percentiles in order: none below the one before, and p100, the idlest bytes, past zero and
+ * at or past p99 (the cold set has been idle since the start). A walk that stops short of the
+ * last region leaves p100 at 0, under p99.
+ */
+static void check_order(const struct rep *r, const char *what)
+{
+	int bad = 0;
+
+	for (int p = 1; p <= 100 && !bad; p++)
+		if (r->pct[p] < r->pct[p - 1])
+			bad = p;
+	CHECK(!bad, "%s: p%d %.3f s < p%d %.3f s: percentiles decrease", what, bad, r->pct[bad],
+	      bad - 1, r->pct[bad ? bad - 1 : 0]);
+	CHECK(r->pct[100] > 0 && r->pct[100] >= r->pct[99], "%s: p100 %.3f s, p99 %.3f s", what,
+	      r->pct[100], r->pct[99]);
+}
+
+static void check_bandwidth(double est, double rate, const char *what)
+{
+	printf("#   %s: estimated %.1f MiB/s, the loop wrote %.1f MiB/s: ratio %.2f\n", what,
+	       est / MIB, rate / MIB, est / rate);
+	CHECK(est >= rate / 10 && est <= rate * 10,
+	      "%s: estimate %.1f MiB/s, loop %.1f MiB/s: not the same order of magnitude", what,
+	      est / MIB, rate / MIB);
+}
+
+/*
+ * A run's reports against the workload: the split in each; the cold share's idle time growing
+ * by at least a quarter of the time from the first to the last; some of the hot set accessed in
+ * the last interval (a negative p0); the bandwidth of the order of the loop's rate.
+ *
+ * Where the kernel auto-tunes the intervals, each report must show all of it, but one bandwidth
+ * reading of DAMON_STAT's holds a random part of an interval (it snapshots at any sampling
+ * point), so the largest of them is judged. Where the kernel cannot tune (6.12), DAMON samples
+ * every 5 ms for good: the emulated loop touches about 2% of its pages in 5 ms, so a 100 ms
+ * interval often sees none of them, and regions that mix them with cold pages (paddr, after
+ * other tests scattered memory) have their ages reset. There, the hot set must be seen accessed
+ * in some report, and the bandwidth is the mean of the reports' (DAMON's estimate is unbiased).
+ * And DAMON counts time in aggregation intervals: a kdamond that cannot keep its 5 ms pace (it
+ * took up to half of the emulated CPU on a loaded host) counts fewer of them than passed, and
+ * its idle times fall short of the time. There, idle times are judged against DAMON's own
+ * clock, the idlest bytes (p100), and must grow by a tenth of the time that passed.
+ */
+static void check_reports(const struct rep *r, int n, double hot_b, double cold_b, double rate,
+			  const char *what)
+{
+	bool tuned = r[0].tuned;
+	int accessed = 0, pc = (int)ceil(100 - 100 * cold_b / r[n - 1].bytes) + 5;
+	double bw = 0, dt = r[n - 1].monitored_s - r[0].monitored_s;
+	char label[96];
+
+	for (int i = 0; i < n; i++) {
+		check_order(&r[i], what);
+		check_split(&r[i], hot_b, cold_b, !tuned, what);
+		accessed += r[i].pct[0] < 0;
+		bw = r[i].stat ? fmax(bw, r[i].bw) : tuned ? r[i].bw : bw + r[i].bw / n;
+	}
+	if (n > 1) {
+		printf("#   %s: p%d grew from %.3f s to %.3f s in %.1f s\n", what, pc, r[0].pct[pc],
+		       r[n - 1].pct[pc], dt);
+		CHECK(r[n - 1].pct[pc] - r[0].pct[pc] >= (tuned ? 0.25 : 0.1) * dt,
+		      "%s: p%d grew by %.3f s in %.1f s", what, pc, r[n - 1].pct[pc] - r[0].pct[pc],
+		      dt);
+	}
+	CHECK(tuned ? accessed == n : accessed > 0,
+	      "%s: the hot set accessed in the last interval in %d of %d reports", what, accessed,
+	      n);
+	snprintf(label, sizeof(label), "%s, %s", what,
+		 r[0].stat ? "largest reading" :
+		 tuned	   ? "last report" :
+			     "mean of the reports");
+	check_bandwidth(bw, rate, label);
+}
+
+/*
+ * csfcat mem ARGS --json --all while the workload runs: the reports, and the loop's rate over
+ * the run. Returns how many reports parsed.
+ */
+static int monitor(struct rep *r, int max, double *rate, const char *args)
+{
+	uint64_t b0 = loop_now(), t0 = mono_ns(), b1, t1;
+	int rc = RUNF("csfcat mem %s --json --all", args), n;
+
+	b1 = loop_now();
+	t1 = mono_ns();
+	*rate = (double)(b1 - b0) * 1e9 / (double)(t1 - t0);
+	CHECK_EQ(rc, 0);
+	n = parse_reps(r, max);
+	for (int i = 0; i < n; i++)
+		printf("#   report %d: %.1f s, p0 %.3f p25 %.3f p50 %.3f p75 %.3f p100 %.3f s, %.1f MiB/s, "
+		       "kdamond %.2f ms/s\n",
+		       i + 1, r[i].monitored_s, r[i].pct[0], r[i].pct[25], r[i].pct[50],
+		       r[i].pct[75], r[i].pct[100], r[i].bw / MIB, r[i].cpu);
+	return n;
+}
+
+/* The kdamond's CPU time per second over reports 2..n (the first includes its start-up). */
+static double cpu_after_first(const struct rep *r, int n)
+{
+	double ms = 0, s = 0;
+
+	for (int i = 1; i < n; i++) {
+		ms += r[i].cpu * r[i].cpu_win;
+		s += r[i].cpu_win;
+	}
+	return s > 0 ? ms / s : -1;
+}
+
+/* Run csfcat mem with DAMON's directories hidden, in a mount namespace of its own. */
+static int run_without_damon(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("none", "/sys/kernel/mm/damon", "tmpfs", 0, NULL) ||
+		    (!access("/sys/module/damon_stat", F_OK) &&
+		     mount("none", "/sys/module/damon_stat", "tmpfs", 0, NULL)))
+			_exit(100);
+		_exit(run("csfcat mem"));
+	}
+	waitpid(pid, &status, 0);
+	read_err();
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Start csfcat mem ARGS in the background, stdout and stderr into files under /tmp. */
+static pid_t spawn_csfcat(const char *args)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd),
+			 "exec csfcat mem %s >/tmp/t_mem.bg.out 2>/tmp/t_mem.bg.err", args);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait until our kdamond runs; return its pid, or -1 after 30 s. */
+static long wait_kdamond_on(void)
+{
+	char state[16];
+
+	for (int i = 0; i < 300; i++) {
+		if (!file_read_value(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on"))
+			return file_read_ll(KD0 "/pid");
+		t_sleep_ns(100000000);
+	}
+	return -1;
+}
+
+static int wait_status(pid_t pid, int timeout_s)
+{
+	int status;
+
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		t_sleep_ns(100000000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* The biggest System RAM range, to give a foreign kdamond something to monitor. */
+static void ram_range(unsigned long long *start, unsigned long long *end)
+{
+	FILE *f = fopen("/proc/iomem", "r");
+	char line[256];
+	unsigned long long s, e;
+	int n;
+
+	*start = *end = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		n = 0;
+		if (sscanf(line, "%llx-%llx : System RAM%n", &s, &e, &n) == 2 && n &&
+		    e + 1 - s > *end - *start) {
+			*start = s;
+			*end = e + 1;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A kdamond as another program (damo, say) would run it through sysfs. */
+static long start_foreign_kdamond(void)
+{
+	unsigned long long s, e;
+	char v[32];
+	const char *ctx = KD0 "/contexts/0";
+	char p[160];
+
+	ram_range(&s, &e);
+	if (file_write(KDAMONDS "/nr_kdamonds", "1") ||
+	    file_write(KD0 "/contexts/nr_contexts", "1"))
+		return -1;
+	snprintf(p, sizeof(p), "%s/operations", ctx);
+	file_write(p, "paddr");
+	snprintf(p, sizeof(p), "%s/targets/nr_targets", ctx);
+	file_write(p, "1");
+	snprintf(p, sizeof(p), "%s/targets/0/regions/nr_regions", ctx);
+	file_write(p, "1");
+	snprintf(p, sizeof(p), "%s/targets/0/regions/0/start", ctx);
+	snprintf(v, sizeof(v), "%llu", s);
+	file_write(p, v);
+	snprintf(p, sizeof(p), "%s/targets/0/regions/0/end", ctx);
+	snprintf(v, sizeof(v), "%llu", e);
+	file_write(p, v);
+	if (file_write(KD0 "/state", "on"))
+		return -1;
+	return file_read_ll(KD0 "/pid");
+}
+
+static void stop_foreign_kdamond(void)
+{
+	file_write(KD0 "/state", "off");
+	file_write(KDAMONDS "/nr_kdamonds", "0");
+}
+
+static void *reap(void *pid)
+{
+	waitpid(*(pid_t *)pid, NULL, 0);
+	return NULL;
+}
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* The text form: every part of a report, the compact percentiles, and all with --all. */
+static void check_text(const char *args, const char *source)
+{
+	int seen = 0;
+
+	CHECK_EQ(RUNF("csfcat mem%s", args), 0);
+	printf("%s", out);
+	CHECK(strstr(out, source) && strstr(out, "monitored: physical") &&
+		      strstr(out, "aggregation interval: ") &&
+		      strstr(out, "estimated bandwidth: ") && strstr(out, " s\n"),
+	      "a line is missing");
+	CHECK(strstr(out, " p0 ") && strstr(out, " p25 ") && strstr(out, " p50 ") &&
+		      strstr(out, " p75 ") && strstr(out, " p90 ") && strstr(out, " p99 ") &&
+		      strstr(out, " p100 ") && !strstr(out, " p1 "),
+	      "not the compact percentiles");
+	CHECK_EQ(RUNF("csfcat mem%s --all", args), 0);
+	for (int p = 0; p <= 100; p++) {
+		char k[8];
+
+		snprintf(k, sizeof(k), " p%d ", p);
+		seen += !!strstr(out, k);
+	}
+	CHECK_EQ(seen, 101);
+}
+
+int main(void)
+{
+	bool has_stat = !access(STAT_DIR "/enabled", F_OK);
+	bool has_sysfs = !access(KDAMONDS "/nr_kdamonds", F_OK);
+	bool stat_was_on = has_stat && stat_enabled();
+	/*
+	 * Kernels that auto-tune DAMON's intervals (6.15 and later) get fewer, stricter reports:
+	 * see check_reports(), which goes by what csfcat reported.
+	 */
+	bool tuned = kernel_at_least(6, 15);
+	struct rep st[4], ours[8], pid_r[4];
+	int n_st = 0, n_ours = 0;
+	double rate_st = 0, rate_ours = 0, rate;
+	const double hot_b = HOT_MIB * MIB, cold_b = COLD_MIB * MIB;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# DAMON_STAT %s, DAMON sysfs %s\n",
+	       has_stat ? (stat_was_on ? "enabled" : "disabled") : "absent",
+	       has_sysfs ? "present" : "absent");
+
+	TEST("without DAMON, csfcat mem names the kernel option that is missing") {
+		if (!has_stat && !has_sysfs) {
+			CHECK_EQ(run("csfcat mem"), 5);
+			CHECK(strstr(errbuf, "has no DAMON (CONFIG_DAMON is not set)"),
+			      "stderr: %s", errbuf);
+			CHECK(strstr(errbuf, "CONFIG_DAMON_STAT=y") &&
+				      strstr(errbuf, "CONFIG_DAMON_SYSFS=y"),
+			      "does not say what would do: %s", errbuf);
+		} else {
+			/* Hide DAMON from csfcat: the same path as on a kernel without it. */
+			CHECK_EQ(run_without_damon(), 5);
+			CHECK(strstr(errbuf,
+				     "(CONFIG_DAMON_SYSFS and CONFIG_DAMON_STAT are not set)"),
+			      "stderr: %s", errbuf);
+		}
+		CHECK_EQ(run("csfcat mem --watch 0"), 2);
+		CHECK_EQ(run("csfcat mem --count 2"), 2);
+		CHECK_EQ(run("csfcat mem --pid x"), 2);
+		CHECK_EQ(run("csfcat mem --enable --pid 1"), 2);
+	}
+	if (!has_stat && !has_sysfs) {
+		printf("# this kernel has no DAMON: nothing else to test\n");
+		return t_done("t_mem");
+	}
+
+	start_workload();
+
+	TEST("errors before any kdamond starts leave nothing behind") {
+		CHECK_EQ(run("csfcat mem --prometheus /nonexistent/mem.prom --duration 1"), 1);
+		CHECK(strstr(errbuf, "/nonexistent"), "stderr: %s", errbuf);
+		CHECK_EQ(run("csfcat mem --pid 999999 --duration 1"), 1);
+		CHECK(strstr(errbuf, "no such process"), "stderr: %s", errbuf);
+		if (!has_stat) {
+			CHECK_EQ(run("csfcat mem --enable"), 5);
+			CHECK(strstr(errbuf, "CONFIG_DAMON_STAT"), "stderr: %s", errbuf);
+		}
+		check_clean("the errors", -1);
+	}
+
+	if (has_stat) {
+		TEST("DAMON_STAT: hot set near zero, cold set idle and growing, bandwidth of the loop") {
+			/* A fresh start, so that it has monitored this workload from a known time.
+ */
+			REQUIRE(set_stat(false) && set_stat(true), "cannot restart DAMON_STAT");
+			n_st = monitor(st, 4, &rate_st, "--watch 5 --count 3");
+			REQUIRE(n_st == 3, "%d reports", n_st);
+			CHECK(st[0].stat && st[2].stat, "source is not damon_stat");
+			CHECK(st[0].monitored_s >= 5.0,
+			      "first report after %.1f s: before DAMON_STAT's "
+			      "first results",
+			      st[0].monitored_s);
+			CHECK(strstr(errbuf, "waiting for its first results"), "did not wait");
+			check_reports(st, n_st, hot_b, cold_b, rate_st, "DAMON_STAT");
+			/* --watch's figure: the largest of the (different) readings so far. */
+			for (int i = 0; i < n_st; i++) {
+				double max = 0;
+
+				for (int j = 0; j <= i; j++)
+					max = fmax(max, st[j].bw);
+				CHECK(st[i].bw_max == max && st[i].bw_n >= 1 && st[i].bw_n <= i + 1,
+				      "report %d: window %.0f of %.0f readings, largest %.0f",
+				      i + 1, st[i].bw_max, st[i].bw_n, max);
+			}
+			check_clean("reading DAMON_STAT", -1);
+			CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
+		}
+		TEST("the text form names the source, range, interval, bandwidth and p0..p100") {
+			check_text("", "source: DAMON_STAT");
+			CHECK(strstr(out, " MiB/s (one reading, from part of an aggregation "
+					  "interval: can be far low"),
+			      "the bandwidth's single reading is not said to be one");
+		}
+		TEST("--pid is refused while DAMON_STAT runs, naming it") {
+			char arg[32];
+
+			snprintf(arg, sizeof(arg), "--pid %d --duration 1", wl_pid);
+			CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
+			CHECK(strstr(errbuf, "DAMON_STAT") && strstr(errbuf, "kdamond pid"),
+			      "the owner is not named: %s", errbuf);
+			check_clean("the refusal", -1);
+			CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
+		}
+		if (!set_stat(false))
+			t_die("cannot switch DAMON_STAT off");
+	}
+
+	TEST("our kdamond: hot set near zero, cold set idle and growing, bandwidth of the loop") {
+		/*
+		 * Reports at the times of DAMON_STAT's above: 6, 11 and 16 s after the start; more
+		 * of them where the kernel cannot tune its intervals (see check_reports()).
+		 */
+		n_ours = monitor(ours, 8, &rate_ours,
+				 tuned ? "--duration 6 --watch 5 --count 3" :
+					 "--duration 4 --watch 2 --count 7");
+		REQUIRE(n_ours == (tuned ? 3 : 7), "%d reports", n_ours);
+		CHECK(!ours[0].stat && !ours[2].stat, "source is not our sysfs kdamond");
+		if (has_stat)
+			CHECK(strstr(errbuf, "DAMON_STAT is built in but disabled"),
+			      "does not say that DAMON_STAT is disabled");
+		check_reports(ours, n_ours, hot_b, cold_b, rate_ours, "ours");
+		check_clean("a normal exit", ours[0].kdamond);
+	}
+
+	if (!has_stat) {
+		TEST("the text form names the source, range, interval, bandwidth and p0..p100") {
+			check_text(" --duration 3", "source: our own kdamond");
+			check_clean("the text form", -1);
+		}
+	}
+
+	if (has_stat && n_st == 3 && n_ours == 3) {
+		TEST("our kdamond and DAMON_STAT agree on the same workload") {
+			const double hs = 100 * hot_b / st[2].bytes,
+				     ho = 100 * hot_b / ours[2].bytes;
+			int ss = split_at(&st[2], 0), so = split_at(&ours[2], 0);
+			int pc = (int)ceil(100 - 100 * cold_b / ours[2].bytes) + 5;
+			double cs = st[2].pct[pc] / st[2].monitored_s;
+			double co = ours[2].pct[pc] / ours[2].monitored_s;
+			double bs = fmax(st[0].bw, fmax(st[1].bw, st[2].bw)), bo = ours[2].bw;
+
+			printf("# FIGURE mem-agreement: accessed share %d%% (DAMON_STAT) vs %d%% (ours), "
+			       "hot set %.1f%%/%.1f%% of what each monitors; p%d/monitored %.2f vs "
+			       "%.2f; bandwidth %.1f vs %.1f MiB/s (loop %.1f, %.1f)\n",
+			       ss, so, hs, ho, pc, cs, co, bs / MIB, bo / MIB, rate_st / MIB,
+			       rate_ours / MIB);
+			/*
+			 * Tolerances (docs/mem.md, "Tests"): the accessed share also holds what
+			 * the kernel and the test's own processes touched during each run, so it
+			 * differs by a few points from run to run; DAMON_STAT's results can be 5 s
+			 * old; one of its bandwidth readings holds a random part of an interval.
+			 */
+			CHECK(ss >= hs - 2 && so >= ho - 2, "accessed share below the hot set's");
+			CHECK(abs(ss - so) <= 8, "accessed share %d%% vs %d%%", ss, so);
+			CHECK(co / cs >= 0.5 && co / cs <= 2, "cold idle/monitored %.2f vs %.2f",
+			      cs, co);
+			CHECK(bo / bs >= 0.25 && bo / bs <= 4, "bandwidth %.1f vs %.1f MiB/s",
+			      bs / MIB, bo / MIB);
+			printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours, %.2f ms/s DAMON_STAT (same "
+			       "workload, 6 to 16 s after each started)\n",
+			       cpu_after_first(ours, n_ours), cpu_after_first(st, n_st));
+		}
+	} else if (n_ours > 1) {
+		printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours (from its first report to its last; "
+		       "this kernel has no DAMON_STAT)\n",
+		       cpu_after_first(ours, n_ours));
+	}
+
+	TEST("--pid: one process's virtual memory, its hot and cold sets") {
+		char arg[64];
+		int n;
+
+		snprintf(arg, sizeof(arg), "--pid %d %s", wl_pid,
+			 tuned ? "--duration 8" : "--duration 4 --watch 2 --count 3");
+		n = monitor(pid_r, 4, &rate, arg);
+		REQUIRE(n == (tuned ? 1 : 3), "%d reports", n);
+		CHECK(strstr(out, "\"ops\":\"vaddr\""), "not vaddr");
+		CHECK(pid_r[0].bytes >= hot_b + cold_b, "monitors %.0f MiB, less than the two sets",
+		      pid_r[0].bytes / MIB);
+		check_reports(pid_r, n, hot_b, cold_b, rate, "--pid");
+		check_clean("--pid", pid_r[0].kdamond);
+	}
+
+	TEST("--prometheus: all 101 percentiles, replaced atomically") {
+		char line[256], first[256] = "";
+		ino_t ino1, ino2;
+		int fd, percentiles = 0;
+		FILE *f;
+
+		mkdir(PROM_DIR, 0755);
+		CHECK_EQ(run("csfcat mem --duration 2 --json --prometheus " PROM), 0);
+		ino1 = inode_of(PROM);
+		/* A reader holding the old file must keep a whole one while the next replaces it.
+ */
+		fd = open(PROM, O_RDONLY);
+		CHECK_EQ(run("csfcat mem --duration 2 --prometheus " PROM), 0);
+		ino2 = inode_of(PROM);
+		CHECK(ino1 && ino2 && ino1 != ino2, "written in place (inode %lu, then %lu)",
+		      (unsigned long)ino1, (unsigned long)ino2);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		REQUIRE(f, "open " PROM);
+		while (fgets(line, sizeof(line), f)) {
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", line);
+			percentiles += !strncmp(line, "csfcat_memory_idle_seconds{", 27);
+		}
+		fclose(f);
+		CHECK_EQ(percentiles, 101);
+		CHECK(strstr(first, "# HELP"), "old file truncated or rewritten: %s", first);
+		f = fopen(PROM, "r");
+		REQUIRE(f, "open " PROM);
+		percentiles = 0;
+		bool bw = false;
+
+		while (fgets(line, sizeof(line), f)) {
+			/* Show the file, less its comments and 100 of the percentiles. */
+			if (line[0] != '#' &&
+			    (strstr(line, "percentile=\"75\"") || !strstr(line, "percentile=")))
+				printf("#   %s", line);
+			percentiles +=
+				!strncmp(line, "csfcat_memory_idle_seconds{source=\"sysfs\"", 41);
+			bw |= !strncmp(line, "csfcat_memory_bandwidth_bytes_per_second{", 41);
+		}
+		fclose(f);
+		CHECK_EQ(percentiles, 101);
+		CHECK(bw, "no bandwidth");
+		struct stat sb;
+
+		CHECK(!stat(PROM, &sb) && (sb.st_mode & 0777) == 0644, "mode %o",
+		      (unsigned int)(sb.st_mode & 0777));
+		CHECK_EQ(run("ls -A " PROM_DIR " | wc -l"), 0);
+		CHECK(atoi(out) == 1, "temporary files left: %s", out);
+		check_clean("--prometheus", -1);
+	}
+
+	TEST("refused while another program runs a kdamond through sysfs, naming it") {
+		long foreign = start_foreign_kdamond();
+		char state[16];
+
+		REQUIRE(foreign > 0, "cannot start a kdamond through sysfs");
+		CHECK_EQ(run("csfcat mem --duration 1"), 1);
+		CHECK(strstr(errbuf, KD0) && strstr(errbuf, "kdamond pid"),
+		      "the owner is not named: %s", errbuf);
+		file_read_value(KD0 "/state", state, sizeof(state));
+		CHECK(!strcmp(state, "on") && file_read_ll(KD0 "/pid") == foreign,
+		      "csfcat touched the other kdamond: state %s", state);
+		stop_foreign_kdamond();
+		check_clean("stopping the other kdamond", foreign);
+	}
+
+	for (int i = 0; i < 2; i++) {
+		const int sig = i ? SIGTERM : SIGINT;
+
+		TEST(i ? "SIGTERM stops and removes our kdamond" :
+			 "SIGINT stops and removes our "
+			 "kdamond") {
+			pid_t pid = spawn_csfcat("--duration 60");
+			long kd = wait_kdamond_on();
+			int status;
+
+			REQUIRE(kd > 0, "our kdamond did not start");
+			if (!i) {
+				/* A second csfcat mem meanwhile waits its turn, touching nothing.
+ */
+				CHECK_EQ(run("csfcat mem --duration 1"), 1);
+				CHECK(strstr(errbuf, "another csfcat mem"), "stderr: %s", errbuf);
+				CHECK(file_read_ll(KD0 "/pid") == kd,
+				      "the second csfcat touched the first's");
+			}
+			kill(pid, sig);
+			status = wait_status(pid, 30);
+			CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig,
+			      "status %#x, expected death by signal %d", status, sig);
+			check_clean(i ? "SIGTERM" : "SIGINT", kd);
+		}
+	}
+
+	TEST("an error while monitoring (the --pid process exits) leaves nothing behind") {
+		pid_t child = fork();
+		pthread_t reaper;
+		char arg[64];
+
+		if (!child) {
+			t_sleep_ns(1000000000);
+			_exit(0);
+		}
+		/* Reaped as it exits, so that it is gone and not a zombie. */
+		pthread_create(&reaper, NULL, reap, &child);
+		snprintf(arg, sizeof(arg), "--pid %d --duration 3", child);
+		CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
+		CHECK(strstr(errbuf, "exited"), "stderr: %s", errbuf);
+		pthread_join(reaper, NULL);
+		check_clean("the error", -1);
+	}
+
+	if (has_stat) {
+		TEST("--enable turns DAMON_STAT on and waits for its first results") {
+			CHECK(!stat_enabled(), "DAMON_STAT is on already");
+			CHECK_EQ(run("csfcat mem --enable --json --all"), 0);
+			CHECK(stat_enabled(), "DAMON_STAT is still off");
+			CHECK(strstr(out, "\"source\":\"damon_stat\""), "source: %s", out);
+			struct rep r;
+
+			REQUIRE(parse_rep(out, &r), "a field is missing: %s", out);
+			CHECK(r.monitored_s >= 5.0 && r.pct[100] > 0,
+			      "reported after %.1f s, p100 %.3f s: before the first results",
+			      r.monitored_s, r.pct[100]);
+		}
+		/* Leave DAMON_STAT as the guest had it. */
+		if (stat_enabled() != stat_was_on && !set_stat(stat_was_on))
+			printf("# could not restore DAMON_STAT\n");
+	}
+
+	kill(wl_pid, SIGKILL);
+	waitpid(wl_pid, NULL, 0);
+	return t_done("t_mem");
+}
