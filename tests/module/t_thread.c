@@ -356,7 +356,7 @@ SCENARIO(vfork_dsleep, "a vfork parent waits in dsleep_cyc")
 
 SCENARIO(odirect_iowait, "O_DIRECT reads from a slow device land in iowait_cyc")
 {
-	/* The guest loads null_blk with a 10 ms completion delay (tests/vm-inner.sh). */
+	/* The guest loads null_blk with a 10 ms completion delay (tests/harness/vm-inner.sh). */
 	int fd = open("/dev/nullb0", O_RDONLY | O_DIRECT);
 	struct csf_snap a, b;
 	struct t_diff d;
