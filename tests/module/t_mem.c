@@ -9,7 +9,6 @@
  * the cold share idle for about as long as it has been monitored, and a bandwidth of the order
  * of the loop's measured rate. Every run must leave DAMON's sysfs as it found it.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "../t.h"
 #include "../../tools/json.h"
 
@@ -37,7 +36,7 @@
 
 /* Shared with the workload: bytes its loop has written so far. */
 static volatile uint64_t *loop_bytes;
-static pid_t wl_pid;
+static pid_t wl_pid; /* the workload: 0 until a scenario needs it (need_workload()) */
 static char out[64 * 1024], errbuf[4096];
 
 static void workload(void)
@@ -520,319 +519,431 @@ static void check_text(const char *args, const char *source)
 	CHECK_EQ(seen, 101);
 }
 
+/*
+ * What this kernel offers, and DAMON_STAT's state as the guest had it (restored at the end):
+ * found once, in main().
+ */
+static bool has_stat, has_sysfs, stat_was_on;
+/*
+ * Kernels that auto-tune DAMON's intervals (6.15 and later) get fewer, stricter reports:
+ * see check_reports(), which goes by what csfcat reported.
+ */
+static bool tuned;
+static const double hot_b = HOT_MIB * MIB, cold_b = COLD_MIB * MIB;
+
+/*
+ * DAMON_STAT's reports on the workload and our kdamond's: taken by the scenarios that judge them,
+ * and kept for the one that compares them, which takes them itself when run without them.
+ * -1: not taken yet.
+ */
+static struct rep st[4], ours[8];
+static int n_st = -1, n_ours = -1;
+static double rate_st, rate_ours;
+
+/* Every scenario but the first needs DAMON (used in the scenario itself: SKIP returns from it). */
+#define SKIP_WITHOUT_DAMON()                              \
+	do {                                              \
+		if (!has_stat && !has_sysfs)              \
+			SKIP("this kernel has no DAMON"); \
+	} while (0)
+
+/* The workload: started by the first scenario that needs it, and left running to the end. */
+static pid_t need_workload(void)
+{
+	if (!wl_pid)
+		start_workload();
+	return wl_pid;
+}
+
+/* DAMON_STAT on, as it is where the guest has it on; false when it cannot be switched on. */
+static bool stat_on(void)
+{
+	return stat_enabled() || set_stat(true);
+}
+
+/* DAMON_STAT off where it exists: csfcat reads its results instead of running our kdamond. */
+static void stat_off(void)
+{
+	if (has_stat && !set_stat(false))
+		t_die("cannot switch DAMON_STAT off");
+}
+
+/* DAMON_STAT's 3 reports; false when it cannot be restarted. */
+static bool take_stat_reports(void)
+{
+	need_workload();
+	n_st = 0;
+	/* A fresh start, so that it has monitored this workload from a known time. */
+	if (!set_stat(false) || !set_stat(true))
+		return false;
+	n_st = monitor(st, 4, &rate_st, "--watch 5 --count 3");
+	return true;
+}
+
+/*
+ * Our kdamond's reports at the times of DAMON_STAT's: 6, 11 and 16 s after the start; more of them
+ * where the kernel cannot tune its intervals (see check_reports()).
+ */
+static void take_our_reports(void)
+{
+	need_workload();
+	stat_off();
+	n_ours = monitor(ours, 8, &rate_ours,
+			 tuned ? "--duration 6 --watch 5 --count 3" :
+				 "--duration 4 --watch 2 --count 7");
+}
+
+/* SIGINT or SIGTERM (called name) to csfcat mem while its kdamond runs. */
+static void signal_stops(int sig, const char *name)
+{
+	pid_t pid;
+	long kd;
+	int status;
+
+	stat_off();
+	pid = spawn_csfcat("--duration 60");
+	kd = wait_kdamond_on();
+	CHECK(kd > 0, "our kdamond did not start");
+	if (kd <= 0)
+		return;
+	if (sig == SIGINT) {
+		/* A second csfcat mem meanwhile waits its turn, touching nothing. */
+		CHECK_EQ(run("csfcat mem --duration 1"), 1);
+		CHECK(strstr(errbuf, "another csfcat mem"), "stderr: %s", errbuf);
+		CHECK(file_read_ll(KD0 "/pid") == kd, "the second csfcat touched the first's");
+	}
+	kill(pid, sig);
+	status = wait_status(pid, 30);
+	CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig,
+	      "status %#x, expected death by signal %d", status, sig);
+	check_clean(name, kd);
+}
+
+SCENARIO(without_damon, "without DAMON, csfcat mem names the kernel option that is missing")
+{
+	if (!has_stat && !has_sysfs) {
+		CHECK_EQ(run("csfcat mem"), 5);
+		CHECK(strstr(errbuf, "has no DAMON (CONFIG_DAMON is not set)"), "stderr: %s",
+		      errbuf);
+		CHECK(strstr(errbuf, "CONFIG_DAMON_STAT=y") &&
+			      strstr(errbuf, "CONFIG_DAMON_SYSFS=y"),
+		      "does not say what would do: %s", errbuf);
+	} else {
+		/* Hide DAMON from csfcat: the same path as on a kernel without it. */
+		CHECK_EQ(run_without_damon(), 5);
+		CHECK(strstr(errbuf, "(CONFIG_DAMON_SYSFS and CONFIG_DAMON_STAT are not set)"),
+		      "stderr: %s", errbuf);
+	}
+	CHECK_EQ(run("csfcat mem --watch 0"), 2);
+	CHECK_EQ(run("csfcat mem --count 2"), 2);
+	CHECK_EQ(run("csfcat mem --pid x"), 2);
+	CHECK_EQ(run("csfcat mem --enable --pid 1"), 2);
+}
+
+SCENARIO(errors_before, "errors before any kdamond starts leave nothing behind")
+{
+	SKIP_WITHOUT_DAMON();
+	CHECK_EQ(run("csfcat mem --prometheus /nonexistent/mem.prom --duration 1"), 1);
+	CHECK(strstr(errbuf, "/nonexistent"), "stderr: %s", errbuf);
+	CHECK_EQ(run("csfcat mem --pid 999999 --duration 1"), 1);
+	CHECK(strstr(errbuf, "no such process"), "stderr: %s", errbuf);
+	if (!has_stat) {
+		CHECK_EQ(run("csfcat mem --enable"), 5);
+		CHECK(strstr(errbuf, "CONFIG_DAMON_STAT"), "stderr: %s", errbuf);
+	}
+	check_clean("the errors", -1);
+}
+
+SCENARIO(stat_reports,
+	 "DAMON_STAT: hot set near zero, cold set idle and growing, bandwidth of the loop")
+{
+	SKIP_WITHOUT_DAMON();
+	if (!has_stat)
+		SKIP("this kernel has no DAMON_STAT");
+	REQUIRE(take_stat_reports(), "cannot restart DAMON_STAT");
+	REQUIRE(n_st == 3, "%d reports", n_st);
+	CHECK(st[0].stat && st[2].stat, "source is not damon_stat");
+	CHECK(st[0].monitored_s >= 5.0,
+	      "first report after %.1f s: before DAMON_STAT's "
+	      "first results",
+	      st[0].monitored_s);
+	CHECK(strstr(errbuf, "waiting for its first results"), "did not wait");
+	check_reports(st, n_st, hot_b, cold_b, rate_st, "DAMON_STAT");
+	/* --watch's figure: the largest of the (different) readings so far. */
+	for (int i = 0; i < n_st; i++) {
+		double max = 0;
+
+		for (int j = 0; j <= i; j++)
+			max = fmax(max, st[j].bw);
+		CHECK(st[i].bw_max == max && st[i].bw_n >= 1 && st[i].bw_n <= i + 1,
+		      "report %d: window %.0f of %.0f readings, largest %.0f", i + 1, st[i].bw_max,
+		      st[i].bw_n, max);
+	}
+	check_clean("reading DAMON_STAT", -1);
+	CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
+}
+
+SCENARIO(stat_text, "the text form names the source, range, interval, bandwidth and p0..p100")
+{
+	SKIP_WITHOUT_DAMON();
+	if (!has_stat)
+		SKIP("this kernel has no DAMON_STAT: the text form is checked on our kdamond below");
+	REQUIRE(stat_on(), "cannot switch DAMON_STAT on");
+	check_text("", "source: DAMON_STAT");
+	CHECK(strstr(out, " MiB/s (one reading, from part of an aggregation "
+			  "interval: can be far low"),
+	      "the bandwidth's single reading is not said to be one");
+}
+
+SCENARIO(pid_refused, "--pid is refused while DAMON_STAT runs, naming it")
+{
+	char arg[32];
+
+	SKIP_WITHOUT_DAMON();
+	if (!has_stat)
+		SKIP("this kernel has no DAMON_STAT");
+	REQUIRE(stat_on(), "cannot switch DAMON_STAT on");
+	snprintf(arg, sizeof(arg), "--pid %d --duration 1", need_workload());
+	CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
+	CHECK(strstr(errbuf, "DAMON_STAT") && strstr(errbuf, "kdamond pid"),
+	      "the owner is not named: %s", errbuf);
+	check_clean("the refusal", -1);
+	CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
+}
+
+SCENARIO(our_reports,
+	 "our kdamond: hot set near zero, cold set idle and growing, bandwidth of the loop")
+{
+	SKIP_WITHOUT_DAMON();
+	take_our_reports();
+	if (!has_stat && n_ours > 1)
+		printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours (from its first report to its "
+		       "last; this kernel has no DAMON_STAT)\n",
+		       cpu_after_first(ours, n_ours));
+	REQUIRE(n_ours == (tuned ? 3 : 7), "%d reports", n_ours);
+	CHECK(!ours[0].stat && !ours[2].stat, "source is not our sysfs kdamond");
+	if (has_stat)
+		CHECK(strstr(errbuf, "DAMON_STAT is built in but disabled"),
+		      "does not say that DAMON_STAT is disabled");
+	check_reports(ours, n_ours, hot_b, cold_b, rate_ours, "ours");
+	check_clean("a normal exit", ours[0].kdamond);
+}
+
+SCENARIO(our_text, "the text form names the source, range, interval, bandwidth and p0..p100")
+{
+	SKIP_WITHOUT_DAMON();
+	if (has_stat)
+		SKIP("this kernel has DAMON_STAT: the text form is checked on it above");
+	check_text(" --duration 3", "source: our own kdamond");
+	check_clean("the text form", -1);
+}
+
+SCENARIO(agree, "our kdamond and DAMON_STAT agree on the same workload")
+{
+	double hs, ho, cs, co, bs, bo;
+	int ss, so, pc;
+
+	SKIP_WITHOUT_DAMON();
+	if (!has_stat)
+		SKIP("this kernel has no DAMON_STAT");
+	/* Without the scenarios above (run alone): their reports, taken in the same order. */
+	if (n_st < 0)
+		REQUIRE(take_stat_reports(), "cannot restart DAMON_STAT");
+	if (n_ours < 0)
+		take_our_reports();
+	if (n_st != 3 || n_ours != 3)
+		SKIP("%d reports from DAMON_STAT, %d from ours: nothing to compare", n_st, n_ours);
+	hs = 100 * hot_b / st[2].bytes;
+	ho = 100 * hot_b / ours[2].bytes;
+	ss = split_at(&st[2], 0);
+	so = split_at(&ours[2], 0);
+	pc = (int)ceil(100 - 100 * cold_b / ours[2].bytes) + 5;
+	cs = st[2].pct[pc] / st[2].monitored_s;
+	co = ours[2].pct[pc] / ours[2].monitored_s;
+	bs = fmax(st[0].bw, fmax(st[1].bw, st[2].bw));
+	bo = ours[2].bw;
+	printf("# FIGURE mem-agreement: accessed share %d%% (DAMON_STAT) vs %d%% (ours), "
+	       "hot set %.1f%%/%.1f%% of what each monitors; p%d/monitored %.2f vs "
+	       "%.2f; bandwidth %.1f vs %.1f MiB/s (loop %.1f, %.1f)\n",
+	       ss, so, hs, ho, pc, cs, co, bs / MIB, bo / MIB, rate_st / MIB, rate_ours / MIB);
+	/*
+	 * Tolerances (docs/mem.md, "Tests"): the accessed share also holds what the kernel and the
+	 * test's own processes touched during each run, so it differs by a few points from run to
+	 * run; DAMON_STAT's results can be 5 s old; one of its bandwidth readings holds a random
+	 * part of an interval.
+	 */
+	CHECK(ss >= hs - 2 && so >= ho - 2, "accessed share below the hot set's");
+	CHECK(abs(ss - so) <= 8, "accessed share %d%% vs %d%%", ss, so);
+	CHECK(co / cs >= 0.5 && co / cs <= 2, "cold idle/monitored %.2f vs %.2f", cs, co);
+	CHECK(bo / bs >= 0.25 && bo / bs <= 4, "bandwidth %.1f vs %.1f MiB/s", bs / MIB, bo / MIB);
+	printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours, %.2f ms/s DAMON_STAT (same "
+	       "workload, 6 to 16 s after each started)\n",
+	       cpu_after_first(ours, n_ours), cpu_after_first(st, n_st));
+}
+
+SCENARIO(pid_vaddr, "--pid: one process's virtual memory, its hot and cold sets")
+{
+	struct rep pid_r[4];
+	double rate;
+	char arg[64];
+	int n;
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	snprintf(arg, sizeof(arg), "--pid %d %s", need_workload(),
+		 tuned ? "--duration 8" : "--duration 4 --watch 2 --count 3");
+	n = monitor(pid_r, 4, &rate, arg);
+	REQUIRE(n == (tuned ? 1 : 3), "%d reports", n);
+	CHECK(strstr(out, "\"ops\":\"vaddr\""), "not vaddr");
+	CHECK(pid_r[0].bytes >= hot_b + cold_b, "monitors %.0f MiB, less than the two sets",
+	      pid_r[0].bytes / MIB);
+	check_reports(pid_r, n, hot_b, cold_b, rate, "--pid");
+	check_clean("--pid", pid_r[0].kdamond);
+}
+
+SCENARIO(prometheus, "--prometheus: all 101 percentiles, replaced atomically")
+{
+	char line[256], first[256] = "";
+	ino_t ino1, ino2;
+	int fd, percentiles = 0;
+	FILE *f;
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	mkdir(PROM_DIR, 0755);
+	CHECK_EQ(run("csfcat mem --duration 2 --json --prometheus " PROM), 0);
+	ino1 = inode_of(PROM);
+	/* A reader holding the old file must keep a whole one while the next replaces it. */
+	fd = open(PROM, O_RDONLY);
+	CHECK_EQ(run("csfcat mem --duration 2 --prometheus " PROM), 0);
+	ino2 = inode_of(PROM);
+	CHECK(ino1 && ino2 && ino1 != ino2, "written in place (inode %lu, then %lu)",
+	      (unsigned long)ino1, (unsigned long)ino2);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	REQUIRE(f, "open " PROM);
+	while (fgets(line, sizeof(line), f)) {
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", line);
+		percentiles += !strncmp(line, "csfcat_memory_idle_seconds{", 27);
+	}
+	fclose(f);
+	CHECK_EQ(percentiles, 101);
+	CHECK(strstr(first, "# HELP"), "old file truncated or rewritten: %s", first);
+	f = fopen(PROM, "r");
+	REQUIRE(f, "open " PROM);
+	percentiles = 0;
+	bool bw = false;
+
+	while (fgets(line, sizeof(line), f)) {
+		/* Show the file, less its comments and 100 of the percentiles. */
+		if (line[0] != '#' &&
+		    (strstr(line, "percentile=\"75\"") || !strstr(line, "percentile=")))
+			printf("#   %s", line);
+		percentiles += !strncmp(line, "csfcat_memory_idle_seconds{source=\"sysfs\"", 41);
+		bw |= !strncmp(line, "csfcat_memory_bandwidth_bytes_per_second{", 41);
+	}
+	fclose(f);
+	CHECK_EQ(percentiles, 101);
+	CHECK(bw, "no bandwidth");
+	struct stat sb;
+
+	CHECK(!stat(PROM, &sb) && (sb.st_mode & 0777) == 0644, "mode %o",
+	      (unsigned int)(sb.st_mode & 0777));
+	CHECK_EQ(run("ls -A " PROM_DIR " | wc -l"), 0);
+	CHECK(atoi(out) == 1, "temporary files left: %s", out);
+	check_clean("--prometheus", -1);
+}
+
+SCENARIO(foreign_kdamond, "refused while another program runs a kdamond through sysfs, naming it")
+{
+	char state[16];
+	long foreign;
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	foreign = start_foreign_kdamond();
+	REQUIRE(foreign > 0, "cannot start a kdamond through sysfs");
+	CHECK_EQ(run("csfcat mem --duration 1"), 1);
+	CHECK(strstr(errbuf, KD0) && strstr(errbuf, "kdamond pid"), "the owner is not named: %s",
+	      errbuf);
+	file_read_value(KD0 "/state", state, sizeof(state));
+	CHECK(!strcmp(state, "on") && file_read_ll(KD0 "/pid") == foreign,
+	      "csfcat touched the other kdamond: state %s", state);
+	stop_foreign_kdamond();
+	check_clean("stopping the other kdamond", foreign);
+}
+
+SCENARIO(sigint_stops, "SIGINT stops and removes our kdamond")
+{
+	SKIP_WITHOUT_DAMON();
+	signal_stops(SIGINT, "SIGINT");
+}
+
+SCENARIO(sigterm_stops, "SIGTERM stops and removes our kdamond")
+{
+	SKIP_WITHOUT_DAMON();
+	signal_stops(SIGTERM, "SIGTERM");
+}
+
+SCENARIO(pid_exits, "an error while monitoring (the --pid process exits) leaves nothing behind")
+{
+	pthread_t reaper;
+	char arg[64];
+	pid_t child;
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	child = fork();
+	if (!child) {
+		t_sleep_ns(1000000000);
+		_exit(0);
+	}
+	/* Reaped as it exits, so that it is gone and not a zombie. */
+	pthread_create(&reaper, NULL, reap, &child);
+	snprintf(arg, sizeof(arg), "--pid %d --duration 3", child);
+	CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
+	CHECK(strstr(errbuf, "exited"), "stderr: %s", errbuf);
+	pthread_join(reaper, NULL);
+	check_clean("the error", -1);
+}
+
+SCENARIO(enable, "--enable turns DAMON_STAT on and waits for its first results")
+{
+	struct rep r;
+
+	SKIP_WITHOUT_DAMON();
+	if (!has_stat)
+		SKIP("this kernel has no DAMON_STAT");
+	stat_off();
+	CHECK(!stat_enabled(), "DAMON_STAT is on already");
+	CHECK_EQ(run("csfcat mem --enable --json --all"), 0);
+	CHECK(stat_enabled(), "DAMON_STAT is still off");
+	CHECK(strstr(out, "\"source\":\"damon_stat\""), "source: %s", out);
+	REQUIRE(parse_rep(out, &r), "a field is missing: %s", out);
+	CHECK(r.monitored_s >= 5.0 && r.pct[100] > 0,
+	      "reported after %.1f s, p100 %.3f s: before the first results", r.monitored_s,
+	      r.pct[100]);
+}
+
 int main(void)
 {
-	bool has_stat = !access(STAT_DIR "/enabled", F_OK);
-	bool has_sysfs = !access(KDAMONDS "/nr_kdamonds", F_OK);
-	bool stat_was_on = has_stat && stat_enabled();
-	/*
-	 * Kernels that auto-tune DAMON's intervals (6.15 and later) get fewer, stricter reports:
-	 * see check_reports(), which goes by what csfcat reported.
-	 */
-	bool tuned = kernel_at_least(6, 15);
-	struct rep st[4], ours[8], pid_r[4];
-	int n_st = 0, n_ours = 0;
-	double rate_st = 0, rate_ours = 0, rate;
-	const double hot_b = HOT_MIB * MIB, cold_b = COLD_MIB * MIB;
+	int rc;
 
+	has_stat = !access(STAT_DIR "/enabled", F_OK);
+	has_sysfs = !access(KDAMONDS "/nr_kdamonds", F_OK);
+	stat_was_on = has_stat && stat_enabled();
+	tuned = kernel_at_least(6, 15);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# DAMON_STAT %s, DAMON sysfs %s\n",
 	       has_stat ? (stat_was_on ? "enabled" : "disabled") : "absent",
 	       has_sysfs ? "present" : "absent");
-
-	TEST("without DAMON, csfcat mem names the kernel option that is missing") {
-		if (!has_stat && !has_sysfs) {
-			CHECK_EQ(run("csfcat mem"), 5);
-			CHECK(strstr(errbuf, "has no DAMON (CONFIG_DAMON is not set)"),
-			      "stderr: %s", errbuf);
-			CHECK(strstr(errbuf, "CONFIG_DAMON_STAT=y") &&
-				      strstr(errbuf, "CONFIG_DAMON_SYSFS=y"),
-			      "does not say what would do: %s", errbuf);
-		} else {
-			/* Hide DAMON from csfcat: the same path as on a kernel without it. */
-			CHECK_EQ(run_without_damon(), 5);
-			CHECK(strstr(errbuf,
-				     "(CONFIG_DAMON_SYSFS and CONFIG_DAMON_STAT are not set)"),
-			      "stderr: %s", errbuf);
-		}
-		CHECK_EQ(run("csfcat mem --watch 0"), 2);
-		CHECK_EQ(run("csfcat mem --count 2"), 2);
-		CHECK_EQ(run("csfcat mem --pid x"), 2);
-		CHECK_EQ(run("csfcat mem --enable --pid 1"), 2);
+	rc = t_main("t_mem");
+	/* Leave DAMON_STAT as the guest had it. */
+	if (has_stat && stat_enabled() != stat_was_on && !set_stat(stat_was_on))
+		printf("# could not restore DAMON_STAT\n");
+	if (wl_pid) {
+		kill(wl_pid, SIGKILL);
+		waitpid(wl_pid, NULL, 0);
 	}
-	if (!has_stat && !has_sysfs) {
-		printf("# this kernel has no DAMON: nothing else to test\n");
-		return t_done("t_mem");
-	}
-
-	start_workload();
-
-	TEST("errors before any kdamond starts leave nothing behind") {
-		CHECK_EQ(run("csfcat mem --prometheus /nonexistent/mem.prom --duration 1"), 1);
-		CHECK(strstr(errbuf, "/nonexistent"), "stderr: %s", errbuf);
-		CHECK_EQ(run("csfcat mem --pid 999999 --duration 1"), 1);
-		CHECK(strstr(errbuf, "no such process"), "stderr: %s", errbuf);
-		if (!has_stat) {
-			CHECK_EQ(run("csfcat mem --enable"), 5);
-			CHECK(strstr(errbuf, "CONFIG_DAMON_STAT"), "stderr: %s", errbuf);
-		}
-		check_clean("the errors", -1);
-	}
-
-	if (has_stat) {
-		TEST("DAMON_STAT: hot set near zero, cold set idle and growing, bandwidth of the loop") {
-			/* A fresh start, so that it has monitored this workload from a known time.
- */
-			REQUIRE(set_stat(false) && set_stat(true), "cannot restart DAMON_STAT");
-			n_st = monitor(st, 4, &rate_st, "--watch 5 --count 3");
-			REQUIRE(n_st == 3, "%d reports", n_st);
-			CHECK(st[0].stat && st[2].stat, "source is not damon_stat");
-			CHECK(st[0].monitored_s >= 5.0,
-			      "first report after %.1f s: before DAMON_STAT's "
-			      "first results",
-			      st[0].monitored_s);
-			CHECK(strstr(errbuf, "waiting for its first results"), "did not wait");
-			check_reports(st, n_st, hot_b, cold_b, rate_st, "DAMON_STAT");
-			/* --watch's figure: the largest of the (different) readings so far. */
-			for (int i = 0; i < n_st; i++) {
-				double max = 0;
-
-				for (int j = 0; j <= i; j++)
-					max = fmax(max, st[j].bw);
-				CHECK(st[i].bw_max == max && st[i].bw_n >= 1 && st[i].bw_n <= i + 1,
-				      "report %d: window %.0f of %.0f readings, largest %.0f",
-				      i + 1, st[i].bw_max, st[i].bw_n, max);
-			}
-			check_clean("reading DAMON_STAT", -1);
-			CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
-		}
-		TEST("the text form names the source, range, interval, bandwidth and p0..p100") {
-			check_text("", "source: DAMON_STAT");
-			CHECK(strstr(out, " MiB/s (one reading, from part of an aggregation "
-					  "interval: can be far low"),
-			      "the bandwidth's single reading is not said to be one");
-		}
-		TEST("--pid is refused while DAMON_STAT runs, naming it") {
-			char arg[32];
-
-			snprintf(arg, sizeof(arg), "--pid %d --duration 1", wl_pid);
-			CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
-			CHECK(strstr(errbuf, "DAMON_STAT") && strstr(errbuf, "kdamond pid"),
-			      "the owner is not named: %s", errbuf);
-			check_clean("the refusal", -1);
-			CHECK(stat_enabled(), "csfcat changed DAMON_STAT's state");
-		}
-		if (!set_stat(false))
-			t_die("cannot switch DAMON_STAT off");
-	}
-
-	TEST("our kdamond: hot set near zero, cold set idle and growing, bandwidth of the loop") {
-		/*
-		 * Reports at the times of DAMON_STAT's above: 6, 11 and 16 s after the start; more
-		 * of them where the kernel cannot tune its intervals (see check_reports()).
-		 */
-		n_ours = monitor(ours, 8, &rate_ours,
-				 tuned ? "--duration 6 --watch 5 --count 3" :
-					 "--duration 4 --watch 2 --count 7");
-		REQUIRE(n_ours == (tuned ? 3 : 7), "%d reports", n_ours);
-		CHECK(!ours[0].stat && !ours[2].stat, "source is not our sysfs kdamond");
-		if (has_stat)
-			CHECK(strstr(errbuf, "DAMON_STAT is built in but disabled"),
-			      "does not say that DAMON_STAT is disabled");
-		check_reports(ours, n_ours, hot_b, cold_b, rate_ours, "ours");
-		check_clean("a normal exit", ours[0].kdamond);
-	}
-
-	if (!has_stat) {
-		TEST("the text form names the source, range, interval, bandwidth and p0..p100") {
-			check_text(" --duration 3", "source: our own kdamond");
-			check_clean("the text form", -1);
-		}
-	}
-
-	if (has_stat && n_st == 3 && n_ours == 3) {
-		TEST("our kdamond and DAMON_STAT agree on the same workload") {
-			const double hs = 100 * hot_b / st[2].bytes,
-				     ho = 100 * hot_b / ours[2].bytes;
-			int ss = split_at(&st[2], 0), so = split_at(&ours[2], 0);
-			int pc = (int)ceil(100 - 100 * cold_b / ours[2].bytes) + 5;
-			double cs = st[2].pct[pc] / st[2].monitored_s;
-			double co = ours[2].pct[pc] / ours[2].monitored_s;
-			double bs = fmax(st[0].bw, fmax(st[1].bw, st[2].bw)), bo = ours[2].bw;
-
-			printf("# FIGURE mem-agreement: accessed share %d%% (DAMON_STAT) vs %d%% (ours), "
-			       "hot set %.1f%%/%.1f%% of what each monitors; p%d/monitored %.2f vs "
-			       "%.2f; bandwidth %.1f vs %.1f MiB/s (loop %.1f, %.1f)\n",
-			       ss, so, hs, ho, pc, cs, co, bs / MIB, bo / MIB, rate_st / MIB,
-			       rate_ours / MIB);
-			/*
-			 * Tolerances (docs/mem.md, "Tests"): the accessed share also holds what
-			 * the kernel and the test's own processes touched during each run, so it
-			 * differs by a few points from run to run; DAMON_STAT's results can be 5 s
-			 * old; one of its bandwidth readings holds a random part of an interval.
-			 */
-			CHECK(ss >= hs - 2 && so >= ho - 2, "accessed share below the hot set's");
-			CHECK(abs(ss - so) <= 8, "accessed share %d%% vs %d%%", ss, so);
-			CHECK(co / cs >= 0.5 && co / cs <= 2, "cold idle/monitored %.2f vs %.2f",
-			      cs, co);
-			CHECK(bo / bs >= 0.25 && bo / bs <= 4, "bandwidth %.1f vs %.1f MiB/s",
-			      bs / MIB, bo / MIB);
-			printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours, %.2f ms/s DAMON_STAT (same "
-			       "workload, 6 to 16 s after each started)\n",
-			       cpu_after_first(ours, n_ours), cpu_after_first(st, n_st));
-		}
-	} else if (n_ours > 1) {
-		printf("# FIGURE mem-kdamond-cpu: %.2f ms/s ours (from its first report to its last; "
-		       "this kernel has no DAMON_STAT)\n",
-		       cpu_after_first(ours, n_ours));
-	}
-
-	TEST("--pid: one process's virtual memory, its hot and cold sets") {
-		char arg[64];
-		int n;
-
-		snprintf(arg, sizeof(arg), "--pid %d %s", wl_pid,
-			 tuned ? "--duration 8" : "--duration 4 --watch 2 --count 3");
-		n = monitor(pid_r, 4, &rate, arg);
-		REQUIRE(n == (tuned ? 1 : 3), "%d reports", n);
-		CHECK(strstr(out, "\"ops\":\"vaddr\""), "not vaddr");
-		CHECK(pid_r[0].bytes >= hot_b + cold_b, "monitors %.0f MiB, less than the two sets",
-		      pid_r[0].bytes / MIB);
-		check_reports(pid_r, n, hot_b, cold_b, rate, "--pid");
-		check_clean("--pid", pid_r[0].kdamond);
-	}
-
-	TEST("--prometheus: all 101 percentiles, replaced atomically") {
-		char line[256], first[256] = "";
-		ino_t ino1, ino2;
-		int fd, percentiles = 0;
-		FILE *f;
-
-		mkdir(PROM_DIR, 0755);
-		CHECK_EQ(run("csfcat mem --duration 2 --json --prometheus " PROM), 0);
-		ino1 = inode_of(PROM);
-		/* A reader holding the old file must keep a whole one while the next replaces it.
- */
-		fd = open(PROM, O_RDONLY);
-		CHECK_EQ(run("csfcat mem --duration 2 --prometheus " PROM), 0);
-		ino2 = inode_of(PROM);
-		CHECK(ino1 && ino2 && ino1 != ino2, "written in place (inode %lu, then %lu)",
-		      (unsigned long)ino1, (unsigned long)ino2);
-		f = fd >= 0 ? fdopen(fd, "r") : NULL;
-		REQUIRE(f, "open " PROM);
-		while (fgets(line, sizeof(line), f)) {
-			if (!first[0])
-				snprintf(first, sizeof(first), "%s", line);
-			percentiles += !strncmp(line, "csfcat_memory_idle_seconds{", 27);
-		}
-		fclose(f);
-		CHECK_EQ(percentiles, 101);
-		CHECK(strstr(first, "# HELP"), "old file truncated or rewritten: %s", first);
-		f = fopen(PROM, "r");
-		REQUIRE(f, "open " PROM);
-		percentiles = 0;
-		bool bw = false;
-
-		while (fgets(line, sizeof(line), f)) {
-			/* Show the file, less its comments and 100 of the percentiles. */
-			if (line[0] != '#' &&
-			    (strstr(line, "percentile=\"75\"") || !strstr(line, "percentile=")))
-				printf("#   %s", line);
-			percentiles +=
-				!strncmp(line, "csfcat_memory_idle_seconds{source=\"sysfs\"", 41);
-			bw |= !strncmp(line, "csfcat_memory_bandwidth_bytes_per_second{", 41);
-		}
-		fclose(f);
-		CHECK_EQ(percentiles, 101);
-		CHECK(bw, "no bandwidth");
-		struct stat sb;
-
-		CHECK(!stat(PROM, &sb) && (sb.st_mode & 0777) == 0644, "mode %o",
-		      (unsigned int)(sb.st_mode & 0777));
-		CHECK_EQ(run("ls -A " PROM_DIR " | wc -l"), 0);
-		CHECK(atoi(out) == 1, "temporary files left: %s", out);
-		check_clean("--prometheus", -1);
-	}
-
-	TEST("refused while another program runs a kdamond through sysfs, naming it") {
-		long foreign = start_foreign_kdamond();
-		char state[16];
-
-		REQUIRE(foreign > 0, "cannot start a kdamond through sysfs");
-		CHECK_EQ(run("csfcat mem --duration 1"), 1);
-		CHECK(strstr(errbuf, KD0) && strstr(errbuf, "kdamond pid"),
-		      "the owner is not named: %s", errbuf);
-		file_read_value(KD0 "/state", state, sizeof(state));
-		CHECK(!strcmp(state, "on") && file_read_ll(KD0 "/pid") == foreign,
-		      "csfcat touched the other kdamond: state %s", state);
-		stop_foreign_kdamond();
-		check_clean("stopping the other kdamond", foreign);
-	}
-
-	for (int i = 0; i < 2; i++) {
-		const int sig = i ? SIGTERM : SIGINT;
-
-		TEST(i ? "SIGTERM stops and removes our kdamond" :
-			 "SIGINT stops and removes our "
-			 "kdamond") {
-			pid_t pid = spawn_csfcat("--duration 60");
-			long kd = wait_kdamond_on();
-			int status;
-
-			REQUIRE(kd > 0, "our kdamond did not start");
-			if (!i) {
-				/* A second csfcat mem meanwhile waits its turn, touching nothing.
- */
-				CHECK_EQ(run("csfcat mem --duration 1"), 1);
-				CHECK(strstr(errbuf, "another csfcat mem"), "stderr: %s", errbuf);
-				CHECK(file_read_ll(KD0 "/pid") == kd,
-				      "the second csfcat touched the first's");
-			}
-			kill(pid, sig);
-			status = wait_status(pid, 30);
-			CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig,
-			      "status %#x, expected death by signal %d", status, sig);
-			check_clean(i ? "SIGTERM" : "SIGINT", kd);
-		}
-	}
-
-	TEST("an error while monitoring (the --pid process exits) leaves nothing behind") {
-		pid_t child = fork();
-		pthread_t reaper;
-		char arg[64];
-
-		if (!child) {
-			t_sleep_ns(1000000000);
-			_exit(0);
-		}
-		/* Reaped as it exits, so that it is gone and not a zombie. */
-		pthread_create(&reaper, NULL, reap, &child);
-		snprintf(arg, sizeof(arg), "--pid %d --duration 3", child);
-		CHECK_EQ(RUNF("csfcat mem %s", arg), 1);
-		CHECK(strstr(errbuf, "exited"), "stderr: %s", errbuf);
-		pthread_join(reaper, NULL);
-		check_clean("the error", -1);
-	}
-
-	if (has_stat) {
-		TEST("--enable turns DAMON_STAT on and waits for its first results") {
-			CHECK(!stat_enabled(), "DAMON_STAT is on already");
-			CHECK_EQ(run("csfcat mem --enable --json --all"), 0);
-			CHECK(stat_enabled(), "DAMON_STAT is still off");
-			CHECK(strstr(out, "\"source\":\"damon_stat\""), "source: %s", out);
-			struct rep r;
-
-			REQUIRE(parse_rep(out, &r), "a field is missing: %s", out);
-			CHECK(r.monitored_s >= 5.0 && r.pct[100] > 0,
-			      "reported after %.1f s, p100 %.3f s: before the first results",
-			      r.monitored_s, r.pct[100]);
-		}
-		/* Leave DAMON_STAT as the guest had it. */
-		if (stat_enabled() != stat_was_on && !set_stat(stat_was_on))
-			printf("# could not restore DAMON_STAT\n");
-	}
-
-	kill(wl_pid, SIGKILL);
-	waitpid(wl_pid, NULL, 0);
-	return t_done("t_mem");
+	return rc;
 }

@@ -9,10 +9,9 @@
  * SIGKILL while its threads are opening. Afterwards, the module's reference count is back
  * where it was and the cgroup's charges are gone.
  *
- * The kernel's OOM report (the charge that failed) is expected: tests/harness/vm-inner.sh brackets
- * this test with the harness's noise markers.
+ * The kernel's OOM report (the charge that failed) is expected: tests/vm-inner.sh brackets this
+ * test with the harness's noise markers.
  */
-#define T_LEGACY_BLOCKS /* scenarios as blocks in main(), until converted */
 #include "../tk.h"
 
 #include <pthread.h>
@@ -32,6 +31,7 @@ struct shared {
 	atomic_int ok, enomem, other, gave_up;
 };
 
+/* Shared with the child, mapped once for the whole program. */
 static struct shared *sh;
 
 /*
@@ -40,8 +40,7 @@ static struct shared *sh;
  */
 static void __attribute__((noinline)) warm_up(void)
 {
-	/* Volatile stores, and a volatile pointer: a memset or malloc/free pair is optimized out.
- */
+	/* Volatile stores, and a volatile pointer: a memset or malloc/free pair is optimized out. */
 	volatile char stack[32768];
 	void *volatile p = malloc(512); /* the thread's malloc arena: thread_local destructors */
 
@@ -173,27 +172,26 @@ static void round_(bool kill_it, int base)
 	CHECK(rmdir(TINY) == 0, "rmdir %s: %s", TINY, strerror(errno));
 }
 
-int main(void)
+SCENARIO(full_cgroup_enomem, "opens in a full memory cgroup fail with ENOMEM; nothing leaks")
 {
+	char ctl[256];
 	int base;
 
+	if (access(CG "/cgroup.controllers", F_OK))
+		mount("cgroup2", CG, "cgroup2", 0, NULL);
+	if (file_read(CG "/cgroup.controllers", ctl, sizeof(ctl)) < 0 || !strstr(ctl, "memory"))
+		SKIP("no cgroup v2 memory controller");
+	file_write(CG "/cgroup.subtree_control", "+memory");
+	t_sleep_ns(20000000);
+	base = t_module_refs();
+	round_(false, base);
+	round_(true, base);
+}
+
+int main(void)
+{
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		t_die("mmap");
-
-	TEST("opens in a full memory cgroup fail with ENOMEM; nothing leaks") {
-		char ctl[256];
-
-		if (access(CG "/cgroup.controllers", F_OK))
-			mount("cgroup2", CG, "cgroup2", 0, NULL);
-		if (file_read(CG "/cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
-		    !strstr(ctl, "memory"))
-			SKIP("no cgroup v2 memory controller");
-		file_write(CG "/cgroup.subtree_control", "+memory");
-		t_sleep_ns(20000000);
-		base = t_module_refs();
-		round_(false, base);
-		round_(true, base);
-	}
-	return t_done("t_memcg");
+	return t_main("t_memcg");
 }
