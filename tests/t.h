@@ -141,20 +141,6 @@ static inline void t_register(void (*fn)(void), const char *name, int line)
 	}                                                             \
 	static void fn(void)
 
-/*
- * Until every test is converted: a file that defines T_LEGACY_BLOCKS before including t.h writes
- * its scenarios as blocks in main(), TEST("name") { ... }, which REQUIRE() and SKIP() leave
- * with "continue".
- */
-#ifdef T_LEGACY_BLOCKS
-static inline int t_end_block(void)
-{
-	t_end();
-	return 0;
-}
-#define TEST(name) for (int t_once_ = t_begin(name); t_once_; t_once_ = t_end_block())
-#endif
-
 static inline void __attribute__((format(printf, 4, 5)))
 t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
 {
@@ -175,7 +161,6 @@ t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
 			t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
 	} while (0)
 
-#ifndef T_LEGACY_BLOCKS
 /* Like CHECK, but a failure ends the scenario (only in the scenario's own function). */
 #define REQUIRE(cond, ...)                                                 \
 	do {                                                               \
@@ -184,13 +169,6 @@ t_fail_at(const char *file, int line, const char *what, const char *fmt, ...)
 			return;                                            \
 		}                                                          \
 	} while (0)
-#else
-#define REQUIRE(cond, ...)                                         \
-	if (!(cond)) {                                             \
-		t_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__); \
-		continue;                                          \
-	}
-#endif
 
 /* Compare integers, printing both. */
 #define CHECK_EQ(actual, expected)                                              \
@@ -248,7 +226,6 @@ static inline int t_timing_loose(void)
 		}                                                                       \
 	} while (0)
 
-#ifndef T_LEGACY_BLOCKS
 /* Ends the scenario as skipped, saying why (only in the scenario's own function). */
 #define SKIP(...)                     \
 	do {                          \
@@ -258,16 +235,6 @@ static inline int t_timing_loose(void)
 		t_cur_skipped = 1;    \
 		return;               \
 	} while (0)
-#else
-#define SKIP(...)                     \
-	{                             \
-		printf("#   SKIP: "); \
-		printf(__VA_ARGS__);  \
-		printf("\n");         \
-		t_cur_skipped = 1;    \
-		continue;             \
-	}
-#endif
 
 /* Setup that cannot go wrong in a working guest: report and stop the program. */
 static inline void __attribute__((noreturn, format(printf, 1, 2))) t_die(const char *fmt, ...)

@@ -9,8 +9,8 @@
  * SIGKILL while its threads are opening. Afterwards, the module's reference count is back
  * where it was and the cgroup's charges are gone.
  *
- * The kernel's OOM report (the charge that failed) is expected: tests/vm-inner.sh brackets this
- * test with the harness's noise markers.
+ * The kernel's OOM report (the charge that failed) is expected: tests/harness/vm-inner.sh brackets
+ * this test with the harness's noise markers.
  */
 #include "../tk.h"
 
@@ -40,7 +40,8 @@ static struct shared *sh;
  */
 static void __attribute__((noinline)) warm_up(void)
 {
-	/* Volatile stores, and a volatile pointer: a memset or malloc/free pair is optimized out. */
+	/* Volatile stores, and a volatile pointer: a memset or malloc/free pair is optimized out.
+ */
 	volatile char stack[32768];
 	void *volatile p = malloc(512); /* the thread's malloc arena: thread_local destructors */
 
