@@ -242,6 +242,7 @@ SCENARIO(near_proc_stat, "every field is within a period and two ticks of /proc/
 	uint64_t t0, t1;
 	double tol;
 
+	REQUIRE(ncpu > 0, "csf_cpu_count: %s", strerror(errno));
 	t_spin_ns(20 * MS); /* some user and system time on this CPU */
 	t0 = mono_ns();
 	slurp("/proc/stat", false, stat, sizeof(stat));
@@ -281,6 +282,7 @@ SCENARIO(csfcat_cpu,
 	uint64_t sum[NFIELDS], cpus[64][NFIELDS], sumns[NFIELDS], cpusns[64][NFIELDS];
 	int ids[64], idsns[64], ncpu = csf_cpu_count();
 
+	REQUIRE(ncpu > 0, "csf_cpu_count: %s", strerror(errno));
 	slurp("csfcat cpu", true, out, sizeof(out));
 	slurp("csfcat cpu --ns", true, outns, sizeof(outns));
 	printf("%s", out);
