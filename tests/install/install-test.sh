@@ -35,7 +35,7 @@ ls "$scratch/lib/modules/$kver/updates/coarse_stat_fs.ko"* >/dev/null 2>&1 ||
 # A program outside the source tree, built only from what was installed.
 prog=$scratch/tmp/prog
 mkdir -p "$prog"
-sed 's|"../lib/coarse_stat_fs.h"|<coarse_stat_fs.h>|' tests/user/lib_compile.c >"$prog/main.c"
+sed 's|"[./]*lib/coarse_stat_fs.h"|<coarse_stat_fs.h>|' tests/user/lib_compile.c >"$prog/main.c"
 cflags=$(PKG_CONFIG_SYSROOT_DIR=$scratch PKG_CONFIG_LIBDIR=$scratch/usr/share/pkgconfig \
 	pkg-config --cflags --libs coarse_stat_fs) || fail "pkg-config does not know coarse_stat_fs"
 # shellcheck disable=SC2086 # compiler flags
