@@ -40,9 +40,9 @@ all: user ## Build the module (against KDIR) and all user-space programs
 
 user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel headers needed)
 
-# csfcat: csfcat.c dispatches, each capability has a csfcat_NAME.c, json.c writes --json;
-# util.c holds what it shares with the tests (TOOLS_SRCS, tests/Makefile).
-CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c $(TOOLS_SRCS)
+# csfcat: csfcat.c dispatches, each capability has a csfcat_NAME.c, json.c writes --json, prom.c
+# --prometheus; util.c holds what it shares with the tests (TOOLS_SRCS, tests/Makefile).
+CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c tools/prom.c $(TOOLS_SRCS)
 
 tools/csfcat: $(CSFCAT_SRCS) $(wildcard tools/*.h) $(HEADERS)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $(CSFCAT_SRCS) $(LDLIBS)

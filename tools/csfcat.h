@@ -2,7 +2,7 @@
 /*
  * csfcat: what its commands share. csfcat.c dispatches; each capability has its own file
  * (csfcat_thread.c, csfcat_cpu.c, ...) that defines one or more struct csfcat_cmd; json.c
- * writes the --json forms (json.h).
+ * writes the --json forms (json.h), prom.c the --prometheus files (prom.h).
  */
 #ifndef CSFCAT_H
 #define CSFCAT_H
@@ -34,6 +34,9 @@ int csfcat_map_error(const char *what);
 int csfcat_usage_error(const char *cmd, const char *what, const char *arg);
 /* Parse the options common to the printing commands: --json (and -h). */
 int csfcat_parse_json_only(int argc, char **argv, bool *json);
+
+/* csfcat cpu --prometheus (csfcat_cpu_prom.c): the metrics in path; 0, or -1 (said why). */
+int cpu_prom_write(const char *path, uint32_t period_us);
 
 /* Cycles to ms with a page's conversion. */
 double csfcat_ms(const void *hdr, uint64_t cyc);

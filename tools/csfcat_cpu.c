@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * csfcat cpu: the cpu page, in /proc/stat's format or as JSON.
+ * csfcat cpu: the cpu page, in /proc/stat's format or as JSON (for Prometheus:
+ * csfcat_cpu_prom.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
+#include "prom.h"
 
 /* /proc/stat counts in USER_HZ ticks; nsec_to_clock_t() in the kernel. */
 #define CSF_USER_HZ 100
@@ -55,12 +57,24 @@ static void print_json(const struct csf_cpu_row *rows, int n, uint64_t mono_ns)
 	json_flush();
 }
 
+/* Only what node_exporter does not export: see csfcat_cpu_prom.c. */
+static int write_prometheus(const char *path)
+{
+	struct csf_cpu_snap c;
+
+	if (csf_cpu_snap(&c, CSF_CPU_ALL))
+		return csfcat_map_error(CSF_CPU_FILE);
+	return cpu_prom_write(path, c.period_us) ? EXIT_FAILURE : 0;
+}
+
 static int cmd_cpu(int argc, char **argv)
 {
 	static const struct option opts[] = { { "ns", no_argument, NULL, 'n' },
 					      { "json", no_argument, NULL, 'j' },
+					      { "prometheus", required_argument, NULL, 'p' },
 					      { 0 } };
 	bool ns = false, json = false;
+	const char *prom = NULL;
 	struct csf_cpu_row *rows;
 	uint64_t div, mono_ns;
 	int c, n;
@@ -72,11 +86,15 @@ static int cmd_cpu(int argc, char **argv)
 			ns = true;
 		else if (c == 'j')
 			json = true;
+		else if (c == 'p')
+			prom = optarg;
 		else
 			return csfcat_usage_error("cpu", "unknown option", argv[optind - 1]);
 	}
 	if (optind != argc)
 		return csfcat_usage_error("cpu", "takes no arguments", NULL);
+	if (prom && prom_check_dir("cpu", prom))
+		return EXIT_FAILURE;
 
 	n = csf_cpu_count();
 	if (n < 0)
@@ -90,7 +108,7 @@ static int cmd_cpu(int argc, char **argv)
 	if (json) {
 		print_json(rows, n, mono_ns);
 		free(rows);
-		return 0;
+		return prom ? write_prometheus(prom) : 0;
 	}
 	/* Like /proc/stat: the sum first, then only online CPUs. */
 	div = ns ? 1 : 1000000000u / CSF_USER_HZ;
@@ -110,13 +128,14 @@ static int cmd_cpu(int argc, char **argv)
 		putchar('\n');
 	}
 	free(rows);
-	return 0;
+	return prom ? write_prometheus(prom) : 0;
 }
 
 const struct csfcat_cmd csfcat_cmd_cpu = {
 	.name = "cpu",
-	.args = "[--ns] [--json]",
+	.args = "[--ns] [--json] [--prometheus FILE]",
 	.help = "the cpu page in /proc/stat's format: the sum line, then one line per online\n"
-		"CPU, in USER_HZ ticks (--ns: nanoseconds; --json: every CPU, in ns)",
+		"CPU, in USER_HZ ticks (--ns: nanoseconds; --json: every CPU, in ns); --prometheus:\n"
+		"write what node_exporter does not export (the page's refresh period) to FILE",
 	.run = cmd_cpu,
 };

@@ -18,6 +18,7 @@
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
 #include "csfcat_fpu.h"
+#include "prom.h"
 #include "util.h"
 
 #define FPU_PATH CSF_MOUNT_POINT "/" CSF_FPU_FILE
@@ -370,8 +371,10 @@ static int cmd_fpu(int argc, char **argv)
 	static const struct option opts[] = { { "samples", required_argument, NULL, 's' },
 					      { "max-ms", required_argument, NULL, 'm' },
 					      { "json", no_argument, NULL, 'j' },
+					      { "prometheus", required_argument, NULL, 'p' },
 					      { 0 } };
 	unsigned int samples = 1000, max_ms = 10000;
+	const char *prom = NULL;
 	struct fpu_table t = { .kind = "fpu", .unit = "cycles" };
 	struct utsname u;
 	bool json = false;
@@ -390,12 +393,18 @@ static int cmd_fpu(int argc, char **argv)
 			json = true;
 			continue;
 		}
+		if (c == 'p') {
+			prom = optarg;
+			continue;
+		}
 		if (c == 's' || c == 'm')
 			return csfcat_usage_error("fpu", "out of range:", argv[optind - 1]);
 		return csfcat_usage_error("fpu", "unknown option", argv[optind - 1]);
 	}
 	if (optind != argc)
 		return csfcat_usage_error("fpu", "takes no arguments", NULL);
+	if (prom && prom_check_dir("fpu", prom))
+		return EXIT_FAILURE;
 
 	/* One CPU for the whole run: the one it starts on. */
 	cpu = sched_getcpu();
@@ -424,15 +433,16 @@ static int cmd_fpu(int argc, char **argv)
 		fpu_json_module(&t);
 	else
 		fpu_print_module(&t);
+	c = prom && fpu_prom_write(prom, &t) ? EXIT_FAILURE : 0;
 	free(t.rows);
-	return 0;
+	return c;
 }
 
 const struct csfcat_cmd csfcat_cmd_fpu = {
 	.name = "fpu",
-	.args = "[--samples N] [--max-ms MS] [--json]",
+	.args = "[--samples N] [--max-ms MS] [--json] [--prometheus FILE]",
 	.help = "XSAVE/XRSTOR latency measured by the module on this CPU (root): one row per\n"
 		"instruction, RFBM and XINUSE state, in TSC cycles (default 1000 samples a row,\n"
-		"at most 10000 ms)",
+		"at most 10000 ms); --prometheus: also write the table to FILE for node_exporter",
 	.run = cmd_fpu,
 };

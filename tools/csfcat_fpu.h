@@ -2,7 +2,8 @@
 /*
  * csfcat fpu and fpu-report: what their files share. csfcat_fpu.c is csfcat fpu,
  * csfcat_fpu_report.c csfcat fpu-report, csfcat_fpu_compare.c its --compare;
- * csfcat_fpu_table.c prints their tables; csfcat_fpu_log.c reads trace logs (the statistics).
+ * csfcat_fpu_table.c prints their tables; csfcat_fpu_log.c reads trace logs (the statistics);
+ * csfcat_fpu_prom.c writes csfcat fpu's table for Prometheus.
  */
 #ifndef CSFCAT_FPU_H
 #define CSFCAT_FPU_H
@@ -72,6 +73,9 @@ void fpu_print_table(int ncols, size_t nrows, cells_fn fn, const void *ctx);
 /* A table's rows, as text (with a state column for csfcat fpu) and as a JSON "rows" array. */
 void fpu_print_rows(const struct fpu_table *t);
 void fpu_json_rows(const struct fpu_table *t);
+
+/* csfcat fpu --prometheus: the table, in path (prom.h); 0, or -1 (said why). */
+int fpu_prom_write(const char *path, const struct fpu_table *t);
 
 /* --compare: the JSON files a and b side by side, as text or JSON; the exit status. */
 int fpu_compare(const char *a, const char *b, bool json);

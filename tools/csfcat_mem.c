@@ -28,6 +28,7 @@
 
 #include "csfcat.h"
 #include "csfcat_mem.h"
+#include "prom.h"
 
 /* No DAMON_STAT and no DAMON sysfs: say which option the kernel lacks. */
 static int no_damon(void)
@@ -146,7 +147,7 @@ static int cmd_mem(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.prom && mem_check_prom_dir(o.prom))
+	if (o.prom && prom_check_dir(MEM_CMD, o.prom))
 		return EXIT_FAILURE;
 	if (o.pid) {
 		snprintf(path, sizeof(path), "/proc/%d", o.pid);

@@ -191,8 +191,6 @@ int mem_run_damon_stat(const struct mem_opts *o);
 
 /* Print and write one report; false when writing failed (a closed pipe, a full disk). */
 bool mem_print_report(const struct mem_report *m, const struct mem_opts *o);
-/* Fail early, before minutes of monitoring, when the Prometheus file cannot be written. */
-int mem_check_prom_dir(const char *path);
 
 /* ---- csfcat_mem_signals.c ---- */
 

@@ -14,28 +14,13 @@
 
 #include "csfcat.h"
 #include "csfcat_mem.h"
+#include "prom.h"
 #include "util.h"
 
 /* A kdamond this busy (ms of CPU per s) likely falls behind its sampling interval. */
 #define LAGGING_CPU_MS_PER_S 300.0
 
 static const int compact_pcts[] = { 0, 25, 50, 75, 90, 99, 100 };
-
-int mem_check_prom_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		strcpy(dir, ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
-	if (access(dir, W_OK | X_OK)) {
-		mem_err("--prometheus %s: cannot write in %s: %s", path, dir, strerror(errno));
-		return EXIT_FAILURE;
-	}
-	return 0;
-}
 
 static const char *mib(uint64_t bytes, char *buf, size_t len)
 {
@@ -167,79 +152,46 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 	json_flush();
 }
 
-/*
- * node_exporter's textfile collector reads FILE while we may be writing it: write a hidden
- * temporary file in the same directory (the collector reads only *.prom files), make it
- * readable by the exporter's user, and rename it over FILE, which is atomic.
- */
+/* The report for node_exporter's textfile collector (docs/prometheus.md, "csfcat mem"). */
 static int write_prometheus(const char *path, const struct mem_report *m)
 {
-	char tmp[PATH_MAX], labels[96];
-	const char *slash = strrchr(path, '/');
-	int dirlen = slash ? (int)(slash - path + 1) : 0, fd;
+	struct prom_file p;
+	char labels[96];
 	FILE *f;
 
-	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
-	    (int)sizeof(tmp)) {
-		mem_err("--prometheus %s: name too long", path);
+	if (prom_begin(&p, MEM_CMD, path))
 		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
-		mem_err("--prometheus: %s: %s", tmp, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		return -1;
-	}
+	f = p.f;
 	if (m->target)
 		snprintf(labels, sizeof(labels), "source=\"%s\",pid=\"%d\"", m->source, m->target);
 	else
 		snprintf(labels, sizeof(labels), "source=\"%s\"", m->source);
-	fprintf(f, "# HELP csfcat_memory_idle_seconds Per-byte memory idle time percentiles from "
-		   "DAMON; negative: accessed in the last aggregation interval, for that long.\n"
-		   "# TYPE csfcat_memory_idle_seconds gauge\n");
-	for (int p = 0; p < MEM_NR_PCT; p++)
-		fprintf(f, "csfcat_memory_idle_seconds{%s,percentile=\"%d\"} %.3f\n", labels, p,
-			(double)m->met.idle_ms[p] / 1000.0);
-	fprintf(f,
-		"# HELP csfcat_memory_bandwidth_bytes_per_second Estimated memory bandwidth from "
-		"DAMON.\n"
-		"# TYPE csfcat_memory_bandwidth_bytes_per_second gauge\n"
-		"csfcat_memory_bandwidth_bytes_per_second{%s} %" PRIu64 "\n",
-		labels, m->met.bandwidth);
+	prom_family(&p, "csfcat_memory_idle_seconds", "gauge",
+		    "Per-byte memory idle time percentiles from DAMON; negative: accessed in the "
+		    "last aggregation interval, for that long.");
+	for (int i = 0; i < MEM_NR_PCT; i++)
+		fprintf(f, "csfcat_memory_idle_seconds{%s,percentile=\"%d\"} %.3f\n", labels, i,
+			(double)m->met.idle_ms[i] / 1000.0);
+	prom_family(&p, "csfcat_memory_bandwidth_bytes_per_second", "gauge",
+		    "Estimated memory bandwidth from DAMON.");
+	fprintf(f, "csfcat_memory_bandwidth_bytes_per_second{%s} %" PRIu64 "\n", labels,
+		m->met.bandwidth);
 	/* What the kernel does not give is left out, not written as 0. */
-	if (m->aggr_us)
-		fprintf(f,
-			"# HELP csfcat_memory_aggregation_interval_seconds DAMON's aggregation "
-			"interval.\n"
-			"# TYPE csfcat_memory_aggregation_interval_seconds gauge\n"
-			"csfcat_memory_aggregation_interval_seconds{%s} %.6f\n",
-			labels, (double)m->aggr_us / 1e6);
-	fprintf(f,
-		"# HELP csfcat_memory_monitored_bytes Bytes of memory DAMON monitors.\n"
-		"# TYPE csfcat_memory_monitored_bytes gauge\n"
-		"csfcat_memory_monitored_bytes{%s} %" PRIu64 "\n",
-		labels, m->bytes);
-	if (m->monitored_s >= 0)
-		fprintf(f,
-			"# HELP csfcat_memory_monitored_seconds How long DAMON has monitored them.\n"
-			"# TYPE csfcat_memory_monitored_seconds gauge\n"
-			"csfcat_memory_monitored_seconds{%s} %.1f\n",
-			labels, m->monitored_s);
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
-		mem_err("--prometheus: writing %s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return -1;
+	if (m->aggr_us) {
+		prom_family(&p, "csfcat_memory_aggregation_interval_seconds", "gauge",
+			    "DAMON's aggregation interval.");
+		fprintf(f, "csfcat_memory_aggregation_interval_seconds{%s} %.6f\n", labels,
+			(double)m->aggr_us / 1e6);
 	}
-	if (fclose(f) || rename(tmp, path)) {
-		mem_err("--prometheus: %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
+	prom_family(&p, "csfcat_memory_monitored_bytes", "gauge",
+		    "Bytes of memory DAMON monitors.");
+	fprintf(f, "csfcat_memory_monitored_bytes{%s} %" PRIu64 "\n", labels, m->bytes);
+	if (m->monitored_s >= 0) {
+		prom_family(&p, "csfcat_memory_monitored_seconds", "gauge",
+			    "How long DAMON has monitored them.");
+		fprintf(f, "csfcat_memory_monitored_seconds{%s} %.1f\n", labels, m->monitored_s);
 	}
-	return 0;
+	return prom_commit(&p);
 }
 
 bool mem_print_report(const struct mem_report *m, const struct mem_opts *o)

@@ -2,7 +2,7 @@
 /*
  * csfcat slices: follow the long-slice watch's reports (the root-only file "slices"), like
  * dmesg -w, as text or JSON, optionally setting the threshold (slice_warn_us) for the run and
- * putting the old one back on exit or signal.
+ * putting the old one back on exit or signal; --prometheus counts them (csfcat_slices_prom.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,9 +15,11 @@
 
 #include "../lib/coarse_stat_fs.h"
 #include "csfcat.h"
+#include "csfcat_slices.h"
+#include "prom.h"
 
 #define SLICES_PATH CSF_MOUNT_POINT "/" CSF_SLICES_FILE
-#define WARN_PARAM "/sys/module/coarse_stat_fs/parameters/slice_warn_us"
+#define WARN_PARAM SLICES_WARN_PARAM
 #define MAX_FIELDS 24
 
 static volatile sig_atomic_t stop_signal;
@@ -187,14 +189,17 @@ static void print_text(struct field *f, int n)
 	fflush(stdout);
 }
 
-static void print_line(char *line, bool json)
+/* Print one line of the file; count it for --prometheus; true when it counted something. */
+static bool print_line(char *line, bool json)
 {
 	struct field f[MAX_FIELDS];
 	unsigned long long lost;
+	bool counted;
 	int n;
 
 	if (!strncmp(line, "lost ", 5)) {
 		lost = strtoull(line + 5, NULL, 10);
+		slices_prom_lost(lost);
 		if (json) {
 			json_begin(NULL);
 			json_u64("lost", lost);
@@ -205,13 +210,18 @@ static void print_line(char *line, bool json)
 			       lost);
 			fflush(stdout);
 		}
-		return;
+		return true;
 	}
 	n = split(line, f, MAX_FIELDS);
+	/* Each slice once, when it ends: its "running" reports come before. */
+	counted = !strcmp(get(f, n, "event"), "end");
+	if (counted)
+		slices_prom_count(get(f, n, "class"), strtoull(get(f, n, "len_ns"), NULL, 10));
 	if (json)
 		print_json(f, n);
 	else
 		print_text(f, n);
+	return counted;
 }
 
 static int set_threshold(const char *arg)
@@ -246,9 +256,10 @@ static int cmd_slices(int argc, char **argv)
 	static const struct option opts[] = { { "threshold", required_argument, NULL, 't' },
 					      { "json", no_argument, NULL, 'j' },
 					      { "dump", no_argument, NULL, 'd' },
+					      { "prometheus", required_argument, NULL, 'p' },
 					      { 0 } };
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: read() returns */
-	const char *threshold = NULL;
+	const char *threshold = NULL, *prom = NULL;
 	bool json = false, dump = false;
 	char buf[65536];
 	int c, fd, err;
@@ -262,11 +273,15 @@ static int cmd_slices(int argc, char **argv)
 			json = true;
 		else if (c == 'd')
 			dump = true;
+		else if (c == 'p')
+			prom = optarg;
 		else
 			return csfcat_usage_error("slices", "unknown option", argv[optind - 1]);
 	}
 	if (optind != argc)
 		return csfcat_usage_error("slices", "takes no arguments", NULL);
+	if (prom && prom_check_dir(SLICES_CMD, prom))
+		return EXIT_FAILURE;
 
 	fd = open(SLICES_PATH, O_RDONLY | O_CLOEXEC | (dump ? O_NONBLOCK : 0));
 	if (fd < 0) {
@@ -294,9 +309,16 @@ static int cmd_slices(int argc, char **argv)
 		fprintf(stderr, "%s: following " SLICES_PATH " (slice_warn_us %s%s); Ctrl-C ends\n",
 			csfcat_prog, now, !strcmp(now, "0") ? ": the watch is off" : "");
 	}
+	/* The counters from zero, so that rate() has a start, and the threshold just set. */
+	if (prom && slices_prom_write(prom)) {
+		restore_threshold();
+		close(fd);
+		return EXIT_FAILURE;
+	}
 
 	while (!stop_signal) {
 		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		bool counted = false;
 		char *line, *nl;
 
 		if (n < 0 && errno == EINTR)
@@ -315,19 +337,24 @@ static int cmd_slices(int argc, char **argv)
 		/* The kernel returns whole lines only. */
 		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = 0;
-			print_line(line, json);
+			counted |= print_line(line, json);
 		}
+		/* A full disk is said, and following goes on: the next write may succeed. */
+		if (prom && counted)
+			slices_prom_write(prom);
 	}
 	restore_threshold();
 	close(fd);
-	return 0;
+	/* Also after --dump, which may have counted nothing. */
+	return prom && slices_prom_write(prom) ? EXIT_FAILURE : 0;
 }
 
 const struct csfcat_cmd csfcat_cmd_slices = {
 	.name = "slices",
-	.args = "[--threshold MS] [--json] [--dump]",
+	.args = "[--threshold MS] [--json] [--dump] [--prometheus FILE]",
 	.help = "follow the reports of CPU slices longer than slice_warn_us, like dmesg -w\n"
 		"(root); --threshold sets slice_warn_us for the run and restores it on exit;\n"
-		"--dump prints what the kernel holds and exits",
+		"--dump prints what the kernel holds and exits; --prometheus: also count the\n"
+		"slices that ended, by class and length, in FILE for node_exporter",
 	.run = cmd_slices,
 };

@@ -9,6 +9,7 @@
 # or a guest test with the option "host" (t_format, t_fpu_report: no module needed):
 #   t_mem_metrics  csfcat mem's metrics on fixed regions, linked as csfcat links them
 #   t_mem_stat     csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
+#   t_prom         csfcat's Prometheus files (cpu, slices, fpu, mem): values, rules, promtool
 #   btf_host       the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF,
 #                  broken blobs
 set -uo pipefail

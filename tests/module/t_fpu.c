@@ -916,7 +916,8 @@ SCENARIO(control_rows,
 }
 
 SCENARIO(csfcat_fpu,
-	 "csfcat fpu: the header names CPU, microcode, kernel, TSC, instructions; --json")
+	 "csfcat fpu: the header names CPU, microcode, kernel, TSC, instructions; --json; "
+	 "--prometheus")
 {
 	static char out[1 << 18];
 	char buf[256];
@@ -940,7 +941,7 @@ SCENARIO(csfcat_fpu,
 	      "columns");
 	snprintf(buf, sizeof(buf), "\n%s*  ", kernel_save);
 	CHECK(strstr(out, buf), "the kernel's save instruction is not marked");
-	f = popen("csfcat fpu --samples 50 --json", "r");
+	f = popen("csfcat fpu --samples 50 --json --prometheus /tmp/t_fpu.prom", "r");
 	REQUIRE(f, "popen");
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = 0;
@@ -948,6 +949,16 @@ SCENARIO(csfcat_fpu,
 	CHECK(json_valid_lines(out), "not JSON: %s", out);
 	CHECK(json_find_number(out, "samples", &found) == 50 && found, "samples");
 	CHECK(strstr(out, "\"unit\":\"cycles\""), "unit");
+	/* The same table for Prometheus: the kernel's own instruction's rows, in seconds. */
+	out[0] = 0;
+	file_read("/tmp/t_fpu.prom", out, sizeof(out));
+	unlink("/tmp/t_fpu.prom");
+	snprintf(buf, sizeof(buf), "csfcat_fpu_latency_seconds{instruction=\"%s\",rfbm=\"0x3\","
+		 "state=\"modified\",statistic=\"p50\"} ", kernel_save);
+	CHECK(strstr(out, buf), "no line %s in:\n%.2000s", buf, out);
+	snprintf(buf, sizeof(buf), ",kernel_save=\"%s\",", kernel_save);
+	CHECK(strstr(out, "csfcat_fpu_info{") && strstr(out, buf), "csfcat_fpu_info");
+	CHECK(strstr(out, "\ncsfcat_fpu_samples 50\n"), "samples");
 	CHECK(system("csfcat fpu --samples 0 2>/dev/null") == 2 << 8, "usage error");
 }
 
