@@ -28,6 +28,8 @@ MANDIR := $(PREFIX)/share/man
 PKGCONFIGDIR := $(PREFIX)/share/pkgconfig
 UNITDIR := $(PREFIX)/lib/systemd/system
 MODLOADDIR := $(PREFIX)/lib/modules-load.d
+SYSCONFDIR := /etc
+UNITS := csfcat-slices.service csfcat-mem.service
 DKMS_SRC := /usr/src/coarse_stat_fs-$(VERSION)
 KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
 
@@ -92,7 +94,7 @@ host-btf: ## Test the module's BTF reader here: this machine's BTF, broken blobs
 	@tests/harness/host-check.sh btf_host
 
 lint: ## Run every static check (scripts/lint.sh); fails on any finding
-	@tests/debian/deps.sh lint host
+	@tests/debian/deps.sh lint host deb
 	@scripts/lint.sh
 
 lint-selftest: ## Show that lint fails on a planted style, clang-tidy and shellcheck finding
@@ -150,7 +152,14 @@ bench: ## Benchmarks in a VM without memory debugging: costs per call, per switc
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader
 
-install: user module ## Install module, csfcat, man page, headers, pkg-config file, systemd units
+install: install-user module ## Install module, csfcat, man page, headers, pkg-config file, systemd units
+	# Unsigned: the key the kernel was signed with is not in its headers package.
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
+		CONFIG_MODULE_SIG_ALL= $(if $(DESTDIR),DEPMOD=true) modules_install
+
+# Everything but the module (make deb packages the module's sources for DKMS instead). The
+# services' settings are installed once: a second install keeps what an administrator changed.
+install-user: tools/csfcat ## Install all but the module: csfcat, man page, headers, pkg-config, units
 	install -D -m 0755 tools/csfcat $(DESTDIR)$(BINDIR)/csfcat
 	install -D -m 0644 tools/csfcat.1 $(DESTDIR)$(MANDIR)/man1/csfcat.1
 	install -D -m 0644 lib/coarse_stat_fs.h $(DESTDIR)$(INCLUDEDIR)/coarse_stat_fs.h
@@ -162,19 +171,25 @@ install: user module ## Install module, csfcat, man page, headers, pkg-config fi
 		>$(DESTDIR)$(PKGCONFIGDIR)/coarse_stat_fs.pc
 	install -D -m 0644 packaging/sys-kernel-coarse_stat_fs.mount \
 		$(DESTDIR)$(UNITDIR)/sys-kernel-coarse_stat_fs.mount
+	for u in $(UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/$$u >$(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/csfcat ] || \
+		install -D -m 0644 packaging/csfcat.default $(DESTDIR)$(SYSCONFDIR)/default/csfcat
 	install -D -m 0644 packaging/coarse_stat_fs.conf $(DESTDIR)$(MODLOADDIR)/coarse_stat_fs.conf
-	# Unsigned: the key the kernel was signed with is not in its headers package.
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
-		CONFIG_MODULE_SIG_ALL= $(if $(DESTDIR),DEPMOD=true) modules_install
 
 uninstall: ## Remove what make install installed (same DESTDIR, PREFIX and KDIR)
 	rm -f $(DESTDIR)$(BINDIR)/csfcat $(DESTDIR)$(MANDIR)/man1/csfcat.1 \
 		$(DESTDIR)$(INCLUDEDIR)/coarse_stat_fs.h $(DESTDIR)$(INCLUDEDIR)/linux/coarse_stat_fs.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/coarse_stat_fs.pc \
 		$(DESTDIR)$(UNITDIR)/sys-kernel-coarse_stat_fs.mount \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(SYSCONFDIR)/default/csfcat \
 		$(DESTDIR)$(MODLOADDIR)/coarse_stat_fs.conf
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/coarse_stat_fs.ko*
 	$(if $(DESTDIR),,depmod -a $(KVER))
+
+deb: ## Debian packages (DKMS module, csfcat with its services, headers) in build/deb, lintian-clean
+	scripts/deb.sh
 
 dkms-install: ## Copy the module's sources to /usr/src, dkms add/build/install (DKMS_KERNEL=ver)
 	rm -rf $(DESTDIR)$(DKMS_SRC)
@@ -203,4 +218,4 @@ help: ## List the targets
 	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, T (tests, TEST:SCENARIO), STATIC=1, WERROR=1, DURATION, SEED"
 
 
-.PHONY: all user module test-modules lib-check host-btf host-check lint lint-selftest format compdb install uninstall dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help
+.PHONY: all user module test-modules lib-check host-btf host-check lint lint-selftest format compdb install install-user uninstall deb dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

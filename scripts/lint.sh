@@ -11,7 +11,10 @@
 #   checkpatch  the kernel's checkpatch.pl on the module (from Debian's linux-source package)
 #   shell       shellcheck on every shell script in the tree
 #   units       systemd-analyze verify on the systemd units; module names in modules-load.d
-#   versions    the version in dkms.conf, kmod/main.c and the Makefile agree
+#   metrics     promtool check metrics on every Prometheus file csfcat writes (tests/user/t_prom.c),
+#               promtool check rules on the alert rules (packaging/csfcat-rules.yml)
+#   deb         make deb: the Debian packages build, and lintian finds no error or warning
+#   versions    the version in dkms.conf, kmod/main.c, the Makefile and the Debian changelog agree
 #
 # The module's checks build it in Debian trixie's environment (tests/debian/in-env.sh), so they
 # need root and work without the running kernel's headers.
@@ -19,7 +22,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-all=(format tidy-user tidy-kmod sparse checkpatch shell units versions)
+all=(format tidy-user tidy-kmod sparse checkpatch shell units metrics deb versions)
 checks=("$@")
 [ "${#checks[@]}" -gt 0 ] || checks=("${all[@]}")
 suite=${LINT_SUITE:-trixie}
@@ -153,24 +156,47 @@ check_shell() {
 }
 
 check_units() {
-	local bad=0 unit
+	local bad=0 unit tmp found
+	# The services run csfcat where make install puts it (@BINDIR@): verify them with the
+	# csfcat built here in its place, so that verify checks the command exists.
+	make --no-print-directory -s tools/csfcat || return 1
+	tmp=$(mktemp -d)
 	for unit in packaging/*.mount packaging/*.service; do
 		[ -f "$unit" ] || continue
-		systemd-analyze verify --man=no "$unit" 2>&1 | grep -v '^$' && bad=1
+		sed "s|@BINDIR@|$top/tools|g" "$unit" >"$tmp/${unit##*/}"
+		# Its findings, whatever its exit status says (it is 0 for some of them).
+		if ! found=$(systemd-analyze verify --man=no "$tmp/${unit##*/}" 2>&1) ||
+			[ -n "$found" ]; then
+			echo "$found"
+			bad=1
+		fi
 	done
+	rm -rf "$tmp"
 	# modules-load.d: module names, one per line, or comments.
 	grep -Evh '^(#.*|[A-Za-z0-9_-]+|)$' packaging/*.conf && bad=1
 	[ -f packaging/coarse_stat_fs.conf ] || { echo "no packaging/coarse_stat_fs.conf"; bad=1; }
 	return "$bad"
 }
 
+check_metrics() {
+	make --no-print-directory -s tools/csfcat build/tests/t_prom || return 1
+	promtool check rules packaging/csfcat-rules.yml || return 1
+	PATH="$top/tools:$PATH" CSF_FIXTURES="$top/tests/fixtures" CSF_PROMTOOL=required \
+		CSF_T_ONLY=promtool build/tests/t_prom
+}
+
+check_deb() {
+	scripts/deb.sh
+}
+
 check_versions() {
-	local d m k
+	local d m k c
 	d=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 	m=$(sed -n 's/^MODULE_VERSION("\(.*\)");/\1/p' kmod/main.c)
 	k=$(sed -n 's/^VERSION := //p' Makefile)
-	[ -n "$d" ] && [ "$d" = "$m" ] && [ "$d" = "$k" ] && return 0
-	echo "dkms.conf '$d', kmod/main.c '$m', Makefile '$k'"
+	c=$(sed -n '1s/^coarse-stat-fs (\([^)]*\)).*/\1/p' packaging/debian/changelog)
+	[ -n "$d" ] && [ "$d" = "$m" ] && [ "$d" = "$k" ] && [ "$d" = "$c" ] && return 0
+	echo "dkms.conf '$d', kmod/main.c '$m', Makefile '$k', packaging/debian/changelog '$c'"
 	return 1
 }
 

@@ -8,6 +8,7 @@
 #   lint   the static checks (make lint)
 #   compdb the editor's compile databases (make compdb)
 #   seed   the unmerged XSAVE latency series' script (tests/user/fpu-seed-test.sh, make bench)
+#   deb    building and checking the Debian packages (make deb)
 set -eu
 
 need=""
@@ -17,9 +18,11 @@ for what in "$@"; do
 		unshare:util-linux timeout:coreutils git:git" ;;
 	lib) list="gcc:gcc g++:g++ clang:clang" ;;
 	lint) list="clang-format:clang-format clang-tidy:clang-tidy shellcheck:shellcheck perl:perl
-		python3:python3 systemd-analyze:systemd git:git" ;;
+		python3:python3 systemd-analyze:systemd git:git promtool:prometheus" ;;
 	compdb) list="bear:bear python3:python3 clang:clang" ;;
 	seed) list="bash:bash sqlite3:sqlite3 bc:bc" ;;
+	deb) list="dpkg-buildpackage:dpkg-dev dh:debhelper dh_dkms:dh-dkms lintian:lintian
+		make:make gcc:gcc git:git cpio:cpio" ;;
 	*) echo "deps.sh: unknown set '$what'" >&2; exit 2 ;;
 	esac
 	for pair in $list; do

@@ -67,13 +67,14 @@ fi
 say "built with $(sed -n 's/^kernel [^,]*, //p' "$out/build.log" | head -n 1)"
 
 # Installing, from the built tree in the environment: make install into a scratch root, and a
-# real dkms add/build/install whose module the guest loads (test "dkms"), side by side; then
-# csfcat fpu-report against the XSAVE latency series' own script (fpu-seed).
-# CSF_HOST_TESTS=0 leaves them out (the harness self-test does), a list (install, dkms-build,
-# fpu-seed; commas or spaces) runs only those. A host test that fails, or exits without saying,
+# real dkms add/build/install whose module the guest loads (test "dkms"), side by side; then the
+# Debian packages of make deb, installed and purged with apt-get, whose DKMS-built module and
+# csfcat the guest runs (test "deb"); then csfcat fpu-report against the XSAVE latency series'
+# own script (fpu-seed). CSF_HOST_TESTS=0 leaves them out (the harness self-test does), a list
+# (install, dkms-build, deb-install, fpu-seed; commas or spaces) runs only those. A host test that fails, or exits without saying,
 # counts in RESULT, and the guest tests still run: nothing here may end the run (set -e).
 case ${CSF_HOST_TESTS:-1} in
-1) host_tests="install dkms-build fpu-seed" ;;
+1) host_tests="install dkms-build deb-install fpu-seed" ;;
 0) host_tests="" ;;
 *) host_tests=${CSF_HOST_TESTS//,/ } ;;
 esac
@@ -94,6 +95,19 @@ if [ -n "$host_tests" ]; then
 		cmd=$install
 	elif want dkms-build; then
 		cmd=$dkms
+	fi
+	# After the DKMS test, which removes what it added: both are coarse_stat_fs 0.1.0 to DKMS.
+	if want deb-install; then
+		say "building the Debian packages (log: $out/deb/build.log)"
+		if CSF_DEB_OUT="$out/deb" CSF_DEB_LINTIAN=0 "$top/scripts/deb.sh" >>"$log" 2>&1; then
+			rm -rf "$root/csf/debs"
+			mkdir -p "$root/csf/debs"
+			cp "$out"/deb/*.deb "$root/csf/debs/"
+			# shellcheck disable=SC2016
+			cmd="${cmd:+$cmd; }"'tests/install/deb-test.sh $KVER /csf/art /csf/debs'
+		else
+			echo "FAIL deb-install (make deb failed; see $out/deb/build.log)" >>"$log"
+		fi
 	fi
 	if [ -n "$cmd" ]; then
 		"$top/tests/debian/in-env.sh" "$suite" "$cmd" >>"$log" 2>&1 ||

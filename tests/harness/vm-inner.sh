@@ -205,7 +205,7 @@ for t in $tests; do
 		run "$t" insmod /csf/csf_selftest.ko action=lockdep
 		noise_end "$t"
 		;;
-	dkms | init-order) ;; # after the rmmod checks, below
+	dkms | deb | init-order) ;; # after the rmmod checks, below
 	*)
 		run_listed "$t" && continue
 		case $t in
@@ -302,6 +302,27 @@ case " $tests " in
 		report PASS dkms "loaded with the slice watch on, mounted, served both pages, unloaded"
 	else
 		report FAIL dkms "the DKMS-built module did not load, serve or unload"
+	fi
+	;;
+esac
+
+# The module DKMS built from the Debian package, with the packaged csfcat (deb-test.sh).
+deb=/csf/deb
+case " $tests " in
+*" deb "*)
+	if [ ! -f "$deb/coarse_stat_fs.ko" ] || [ ! -x "$deb/csfcat" ]; then
+		report SKIP deb "no packaged module and csfcat staged"
+	elif [ "$(modinfo -F srcversion "$deb/coarse_stat_fs.ko")" != "$(modinfo -F srcversion /csf/coarse_stat_fs.ko)" ]; then
+		report FAIL deb "srcversion differs from the module built from this tree"
+	elif insmod "$deb/coarse_stat_fs.ko" &&
+		mount -t coarse_stat_fs none /sys/kernel/coarse_stat_fs &&
+		"$deb/csfcat" thread >/dev/null && "$deb/csfcat" cpu >/dev/null &&
+		"$deb/csfcat" cpu --prometheus /tmp/deb-cpu.prom >/dev/null &&
+		grep -q '^csfcat_cpu_page_info{abi_version="1"} 1$' /tmp/deb-cpu.prom &&
+		umount /sys/kernel/coarse_stat_fs && rmmod_settled; then
+		report PASS deb "the packaged module loaded, mounted, served both pages to the packaged csfcat, unloaded"
+	else
+		report FAIL deb "the packaged module or csfcat did not load, serve or unload"
 	fi
 	;;
 esac

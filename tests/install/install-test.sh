@@ -25,8 +25,13 @@ make --no-print-directory install DESTDIR="$scratch" PREFIX=/usr KDIR="$kdir" >"
 for f in usr/bin/csfcat usr/share/man/man1/csfcat.1 usr/include/coarse_stat_fs.h \
 	usr/include/linux/coarse_stat_fs.h usr/share/pkgconfig/coarse_stat_fs.pc \
 	usr/lib/systemd/system/sys-kernel-coarse_stat_fs.mount \
-	usr/lib/modules-load.d/coarse_stat_fs.conf; do
+	usr/lib/systemd/system/csfcat-slices.service usr/lib/systemd/system/csfcat-mem.service \
+	etc/default/csfcat usr/lib/modules-load.d/coarse_stat_fs.conf; do
 	[ -s "$scratch/$f" ] || fail "no /$f"
+done
+for u in csfcat-slices csfcat-mem; do
+	grep -q '^ExecStart=/usr/bin/csfcat ' "$scratch/usr/lib/systemd/system/$u.service" ||
+		fail "$u.service does not run the installed /usr/bin/csfcat"
 done
 [ -x "$scratch/usr/bin/csfcat" ] || fail "csfcat is not executable"
 ls "$scratch/lib/modules/$kver/updates/coarse_stat_fs.ko"* >/dev/null 2>&1 ||
