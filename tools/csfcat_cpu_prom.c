@@ -17,8 +17,9 @@ int cpu_prom_write(const char *path, uint32_t period_us)
 
 	if (prom_begin(&p, "cpu", path))
 		return -1;
-	prom_family(&p, "csfcat_cpu_page_info", "gauge",
-		    "The coarse_stat_fs module serves its cpu page, in this ABI version; always 1.");
+	prom_family(
+		&p, "csfcat_cpu_page_info", "gauge",
+		"The coarse_stat_fs module serves its cpu page, in this ABI version; always 1.");
 	fprintf(p.f, "csfcat_cpu_page_info{abi_version=\"%d\"} 1\n", CSF_ABI_VERSION);
 	prom_family(&p, "csfcat_cpu_page_refresh_period_seconds", "gauge",
 		    "How often the kernel refreshes the cpu page while a process maps it "

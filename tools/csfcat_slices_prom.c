@@ -16,8 +16,8 @@
 static const char *const classes[] = { "stop", "deadline", "rt", "fair", "ext", "unknown" };
 
 /* Upper bounds of the histogram's buckets, in ms: around the thresholds people set. */
-static const unsigned int bucket_ms[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
-					  10000 };
+static const unsigned int bucket_ms[] = { 1,   2,   5,	  10,	20,   50,   100,
+					  200, 500, 1000, 2000, 5000, 10000 };
 
 static struct {
 	uint64_t count, sum_ns;
@@ -51,9 +51,10 @@ int slices_prom_write(const char *path)
 
 	if (prom_begin(&p, SLICES_CMD, path))
 		return -1;
-	prom_family(&p, "csfcat_long_slices_total", "counter",
-		    "CPU time slices longer than slice_warn_us that have ended, by scheduling class, "
-		    "since csfcat slices started.");
+	prom_family(
+		&p, "csfcat_long_slices_total", "counter",
+		"CPU time slices longer than slice_warn_us that have ended, by scheduling class, "
+		"since csfcat slices started.");
 	for (size_t c = 0; c < ARRAY_SIZE(classes); c++)
 		fprintf(p.f, "csfcat_long_slices_total{class=\"%s\"} %" PRIu64 "\n", classes[c],
 			by_class[c].count);
@@ -79,8 +80,9 @@ int slices_prom_write(const char *path)
 	fprintf(p.f, "csfcat_slice_reports_lost_total %" PRIu64 "\n", lost);
 	/* The threshold now; left out while it cannot be read (the module was unloaded). */
 	if (warn_us >= 0) {
-		prom_family(&p, "csfcat_slice_threshold_seconds", "gauge",
-			    "The long-slice watch's threshold (slice_warn_us); 0: the watch is off.");
+		prom_family(
+			&p, "csfcat_slice_threshold_seconds", "gauge",
+			"The long-slice watch's threshold (slice_warn_us); 0: the watch is off.");
 		fprintf(p.f, "csfcat_slice_threshold_seconds %.6f\n", warn_us / 1e6);
 	}
 	return prom_commit(&p);

@@ -953,8 +953,10 @@ SCENARIO(csfcat_fpu,
 	out[0] = 0;
 	file_read("/tmp/t_fpu.prom", out, sizeof(out));
 	unlink("/tmp/t_fpu.prom");
-	snprintf(buf, sizeof(buf), "csfcat_fpu_latency_seconds{instruction=\"%s\",rfbm=\"0x3\","
-		 "state=\"modified\",statistic=\"p50\"} ", kernel_save);
+	snprintf(buf, sizeof(buf),
+		 "csfcat_fpu_latency_seconds{instruction=\"%s\",rfbm=\"0x3\","
+		 "state=\"modified\",statistic=\"p50\"} ",
+		 kernel_save);
 	CHECK(strstr(out, buf), "no line %s in:\n%.2000s", buf, out);
 	snprintf(buf, sizeof(buf), ",kernel_save=\"%s\",", kernel_save);
 	CHECK(strstr(out, "csfcat_fpu_info{") && strstr(out, buf), "csfcat_fpu_info");

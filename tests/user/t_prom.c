@@ -68,18 +68,39 @@ static void write_slices(void)
 }
 
 static struct fpu_row rows[] = {
-	{ .event = "XSAVES", .kernel = true, .state = "modified", .rfbm = 0x3, .min = 40, .p50 = 100,
-	  .p99 = 150, .max = 900, .avg = 110 },
-	{ .event = "XRSTORS", .kernel = true, .state = "init", .rfbm = 0x207, .min = 50, .p50 = 60,
-	  .p99 = 70, .max = 80, .avg = 61 },
+	{ .event = "XSAVES",
+	  .kernel = true,
+	  .state = "modified",
+	  .rfbm = 0x3,
+	  .min = 40,
+	  .p50 = 100,
+	  .p99 = 150,
+	  .max = 900,
+	  .avg = 110 },
+	{ .event = "XRSTORS",
+	  .kernel = true,
+	  .state = "init",
+	  .rfbm = 0x207,
+	  .min = 50,
+	  .p50 = 60,
+	  .p99 = 70,
+	  .max = 80,
+	  .avg = 61 },
 };
 
 static void write_fpu(void)
 {
-	struct fpu_table t = { .kind = "fpu", .unit = "cycles", .cpu = 1, .cpu_model = "Odd \"CPU\" \\ 9",
-			       .microcode = "0x2b", .kernel_save = "XSAVES",
-			       .kernel_restore = "XRSTORS", .tsc_khz = 1000000, .samples = 1000,
-			       .rows = rows, .nrows = ARRAY_SIZE(rows) };
+	struct fpu_table t = { .kind = "fpu",
+			       .unit = "cycles",
+			       .cpu = 1,
+			       .cpu_model = "Odd \"CPU\" \\ 9",
+			       .microcode = "0x2b",
+			       .kernel_save = "XSAVES",
+			       .kernel_restore = "XRSTORS",
+			       .tsc_khz = 1000000,
+			       .samples = 1000,
+			       .rows = rows,
+			       .nrows = ARRAY_SIZE(rows) };
 
 	if (fpu_prom_write(PROM_DIR "/fpu.prom", &t))
 		t_die("fpu_prom_write");
@@ -192,7 +213,8 @@ SCENARIO(promtool, "promtool check metrics passes on every file, csfcat mem's to
 	CHECK_EQ(t_run(cmd, out, sizeof(out)), 0);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		/* promtool prints its findings and exits 0 only with none (as of 2.42). */
-		snprintf(cmd, sizeof(cmd), "promtool check metrics <" PROM_DIR "/%s.prom 2>&1", files[i]);
+		snprintf(cmd, sizeof(cmd), "promtool check metrics <" PROM_DIR "/%s.prom 2>&1",
+			 files[i]);
 		CHECK_EQ(t_run(cmd, out, sizeof(out)), 0);
 		CHECK(!out[0], "%s.prom: %s", files[i], out);
 	}
