@@ -53,28 +53,49 @@ root=$("$top/tests/debian/suite-env.sh" "$suite")
 . "$top/tests/debian/env-lock.sh"
 env_lock "$root" "$suite"
 kver=$(ls "$root/usr/lib/modules")
-say "building for $kver (log: $out/build.log)"
-# shellcheck disable=SC2016 # $KVER is expanded inside the environment
-if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
-	'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
-	make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
-	tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER' >"$out/build.log" 2>&1; then
-	tail -n 30 "$out/build.log"
-	say "build failed; full log in $out/build.log"
-	echo "RESULT 1"
-	exit 1
+# The end-to-end test's Prometheus and node_exporter (tests/e2e/t_e2e.c), from these suites'
+# own packages: the newest kernel and the current stable one.
+stage_e2e=true
+case " ${CSF_E2E_SUITES-trixie trixie-backports} " in
+*" $suite "*) stage_e2e=tests/debian/e2e-stage.sh ;;
+esac
+if [ "${CSF_REUSE_BUILD:-0}" = 1 ] && [ -x "$root/csf/art/init" ]; then
+	# The harness self-test's later cases: the tree the first one built is still there.
+	say "reusing the build in $root/csf (CSF_REUSE_BUILD=1)"
+else
+	say "building for $kver (log: $out/build.log)"
+	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
+	if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
+		'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
+		make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
+		tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art' \
+		>"$out/build.log" 2>&1; then
+		tail -n 30 "$out/build.log"
+		say "build failed; full log in $out/build.log"
+		echo "RESULT 1"
+		exit 1
+	fi
+	say "built with $(sed -n 's/^kernel [^,]*, //p' "$out/build.log" | head -n 1)"
 fi
-say "built with $(sed -n 's/^kernel [^,]*, //p' "$out/build.log" | head -n 1)"
 
 # Installing, from the built tree in the environment: make install into a scratch root, and a
 # real dkms add/build/install whose module the guest loads (test "dkms"), side by side; then the
 # Debian packages of make deb, installed and purged with apt-get, whose DKMS-built module and
 # csfcat the guest runs (test "deb"); then csfcat fpu-report against the XSAVE latency series'
 # own script (fpu-seed). CSF_HOST_TESTS=0 leaves them out (the harness self-test does), a list
-# (install, dkms-build, deb-install, fpu-seed; commas or spaces) runs only those. A host test that fails, or exits without saying,
-# counts in RESULT, and the guest tests still run: nothing here may end the run (set -e).
+# (install, dkms-build, deb-install, fpu-seed; commas or spaces) runs only those. A host test
+# that fails, or exits without saying, counts in RESULT, and the guest tests still run: nothing
+# here may end the run (set -e).
+# By default, each where it adds something: the packages on the suites users install them on
+# (the rt flavour's DKMS build is dkms-build's), nothing on the debug kernel (trixie's
+# userland, checked in trixie's run; its kernel is what that suite is for).
+case $suite in
+debug) default_host="" ;;
+trixie-rt) default_host="install dkms-build fpu-seed" ;;
+*) default_host="install dkms-build deb-install fpu-seed" ;;
+esac
 case ${CSF_HOST_TESTS:-1} in
-1) host_tests="install dkms-build deb-install fpu-seed" ;;
+1) host_tests=$default_host ;;
 0) host_tests="" ;;
 *) host_tests=${CSF_HOST_TESTS//,/ } ;;
 esac
@@ -97,16 +118,22 @@ if [ -n "$host_tests" ]; then
 		cmd=$dkms
 	fi
 	# After the DKMS test, which removes what it added: both are coarse_stat_fs 0.1.0 to DKMS.
-	if want deb-install; then
+	# The packages: CSF_DEBS when make check-all built them once for all suites.
+	debs=${CSF_DEBS:-$out/deb}
+	if want deb-install && [ -z "${CSF_DEBS:-}" ]; then
 		say "building the Debian packages (log: $out/deb/build.log)"
-		if CSF_DEB_OUT="$out/deb" CSF_DEB_LINTIAN=0 "$top/scripts/deb.sh" >>"$log" 2>&1; then
+		CSF_DEB_OUT="$debs" CSF_DEB_LINTIAN=0 "$top/scripts/deb.sh" >>"$log" 2>&1 ||
+			echo "FAIL deb-install (make deb failed; see $debs/build.log)" >>"$log"
+	fi
+	if want deb-install; then
+		if ls "$debs"/*.deb >/dev/null 2>&1; then
 			rm -rf "$root/csf/debs"
 			mkdir -p "$root/csf/debs"
-			cp "$out"/deb/*.deb "$root/csf/debs/"
+			cp "$debs"/*.deb "$root/csf/debs/"
 			# shellcheck disable=SC2016
 			cmd="${cmd:+$cmd; }"'tests/install/deb-test.sh $KVER /csf/art /csf/debs'
-		else
-			echo "FAIL deb-install (make deb failed; see $out/deb/build.log)" >>"$log"
+		elif ! grep -q '^FAIL deb-install' "$log"; then
+			echo "FAIL deb-install (no packages in $debs)" >>"$log"
 		fi
 	fi
 	if [ -n "$cmd" ]; then
@@ -146,6 +173,12 @@ for t in "$@"; do
 done
 [ $# -gt 0 ] || mapfile -t alone < <(awk '!/^#/ && $3 == "default" && /boot=/ { print $1 }' \
 	"$top/tests/list")
+# The end-to-end test's boot only where its programs are staged (CSF_E2E_SUITES).
+if [ ! -x "$root/csf/e2e-art/csf/e2e/prometheus" ] && [ $# = 0 ]; then
+	for i in "${!alone[@]}"; do
+		[ "${alone[$i]}" != e2e ] || unset "alone[$i]"
+	done
+fi
 
 rc=0
 if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
@@ -153,10 +186,13 @@ if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
 		"$root/boot/config-$kver" "$root/csf/art" "$out" "${tests[@]}" || rc=1
 	host_fails=0
 fi
-# boot_alone TEST APPEND WHY: boot once more, with APPEND on the command line, for TEST alone.
+# boot_alone TEST APPEND WHY: boot once more, with APPEND on the command line, for TEST alone;
+# the e2e test's boot also holds what e2e-stage.sh staged (only that boot: Prometheus is large).
 boot_alone() {
 	say "booting again with $2 for $3 (log: $out/$1/console.log)"
-	CSF_HOST_FAILS=$host_fails VM_APPEND="$2${VM_APPEND:+ $VM_APPEND}" \
+	local extra=
+	[ "${1%%:*}" != e2e ] || extra=$root/csf/e2e-art
+	CSF_HOST_FAILS=$host_fails VM_EXTRA_ART=$extra VM_APPEND="$2${VM_APPEND:+ $VM_APPEND}" \
 		"$top/tests/harness/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
 		"$root/csf/art" "$out/$1" "$1" || rc=1
 	host_fails=0

@@ -16,6 +16,7 @@
 #   VM_TCG_THREAD   single (default) or multi: TCG's threading, without KVM
 #   VM_APPEND   more kernel command line (tests/debian/run.sh's TSC boot: tsc=unstable)
 #   VM_CPU      QEMU's -cpu under TCG (default max)
+#   VM_EXTRA_ART  a second directory whose files join ART's in the guest (the e2e test's programs)
 #   CSF_FUZZ, CSF_SOAK  seconds of fuzzing (t_fuzz) and of soak (t_soak) after the default tests
 #   CSF_SEED    the seed the fuzzer replays (see t_fuzz.c)
 #   CSF_CHURN   threads t_churn registers and ends (default 2000)
@@ -93,6 +94,11 @@ if [ "${#tests[@]}" -gt 0 ]; then
 fi
 
 (cd "$art" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$out/initramfs.cpio"
+# The kernel unpacks concatenated archives in turn: VM_EXTRA_ART adds its files to this boot only.
+if [ -n "${VM_EXTRA_ART:-}" ]; then
+	(cd "$VM_EXTRA_ART" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) \
+		>>"$out/initramfs.cpio"
+fi
 
 echo "guest: booting $(basename "$kernel") ($accel, $VM_SMP vCPUs, VM_DEBUG=$VM_DEBUG," \
 	"timeout ${VM_TIMEOUT}s); console log: $console"

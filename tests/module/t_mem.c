@@ -4,12 +4,13 @@
  * kdamond through DAMON sysfs (6.12, or 7.x with DAMON_STAT switched off), or the error that
  * names the missing option (6.1). Needs no module; runs csfcat from PATH.
  *
- * A workload keeps HOT_MIB written continuously and touches COLD_MIB once, and counts the bytes
- * it writes. Every report must show the hot share of the monitored memory near zero idle time,
+ * The workload of tests/tmem.h keeps HOT_MIB written continuously and touches COLD_MIB once,
+ * and counts the bytes it writes. Every report must show the hot share of the monitored memory near zero idle time,
  * the cold share idle for about as long as it has been monitored, and a bandwidth of the order
  * of the loop's measured rate. Every run must leave DAMON's sysfs as it found it.
  */
 #include "../t.h"
+#include "../tmem.h"
 #include "../../tools/json.h"
 
 #include <fcntl.h>
@@ -23,8 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define HOT_MIB 64
-#define COLD_MIB 512
 #define MIB (1024.0 * 1024.0)
 
 #define STAT_DIR "/sys/module/damon_stat/parameters"
@@ -34,56 +33,7 @@
 #define PROM_DIR "/tmp/t_mem.prom.d"
 #define PROM PROM_DIR "/mem.prom"
 
-/* Shared with the workload: bytes its loop has written so far. */
-static volatile uint64_t *loop_bytes;
-static pid_t wl_pid; /* the workload: 0 until a scenario needs it (need_workload()) */
 static char out[64 * 1024], errbuf[4096];
-
-static void workload(void)
-{
-	char *hot = mmap(NULL, HOT_MIB << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
-	char *cold = mmap(NULL, (size_t)COLD_MIB << 20, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (hot == MAP_FAILED || cold == MAP_FAILED)
-		_exit(1);
-	/*
-	 * Small pages: khugepaged would otherwise copy the cold set into huge pages during the
-	 * run, which DAMON rightly sees as accesses, and a sample would stand for 2 MiB.
-	 */
-	madvise(hot, HOT_MIB << 20, MADV_NOHUGEPAGE);
-	madvise(cold, (size_t)COLD_MIB << 20, MADV_NOHUGEPAGE);
-	memset(cold, 0x5a, (size_t)COLD_MIB << 20);
-	for (unsigned int i = 1;; i++) {
-		/* Whole pages: DAMON sees pages, so its estimate is of bytes in touched pages. */
-		memset(hot, (int)i, HOT_MIB << 20);
-		__atomic_store_n(loop_bytes, *loop_bytes + ((uint64_t)HOT_MIB << 20),
-				 __ATOMIC_RELEASE);
-	}
-}
-
-static void start_workload(void)
-{
-	loop_bytes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (loop_bytes == MAP_FAILED)
-		t_die("mmap");
-	wl_pid = fork();
-	if (wl_pid < 0)
-		t_die("fork");
-	if (!wl_pid)
-		workload();
-	/* The loop counts only after the cold set has been written. */
-	while (!__atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE))
-		t_sleep_ns(50000000);
-	printf("# workload: pid %d, hot %d MiB written continuously, cold %d MiB written once\n",
-	       wl_pid, HOT_MIB, COLD_MIB);
-}
-
-static uint64_t loop_now(void)
-{
-	return __atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE);
-}
 
 static void read_err(void)
 {
@@ -546,14 +496,6 @@ static double rate_st, rate_ours;
 		if (!has_stat && !has_sysfs)              \
 			SKIP("this kernel has no DAMON"); \
 	} while (0)
-
-/* The workload: started by the first scenario that needs it, and left running to the end. */
-static pid_t need_workload(void)
-{
-	if (!wl_pid)
-		start_workload();
-	return wl_pid;
-}
 
 /* DAMON_STAT on, as it is where the guest has it on; false when it cannot be switched on. */
 static bool stat_on(void)

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tmem.h: a memory workload whose idle times DAMON can be checked against, for the tests of
+ * csfcat mem (t_mem) and of its numbers in Prometheus (t_e2e). A child process keeps HOT_MIB
+ * written continuously and wrote COLD_MIB once, and counts the bytes its loop writes; a test
+ * may define either before it includes this file.
+ */
+#ifndef CSF_TESTS_TMEM_H
+#define CSF_TESTS_TMEM_H
+
+#include "t.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef HOT_MIB
+#define HOT_MIB 64
+#endif
+#ifndef COLD_MIB
+#define COLD_MIB 512
+#endif
+
+/* Shared with the workload: bytes its loop has written so far. */
+static volatile uint64_t *loop_bytes;
+static pid_t wl_pid; /* the workload: 0 until a scenario needs it (need_workload()) */
+
+static inline void workload(void)
+{
+	char *hot = mmap(NULL, HOT_MIB << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *cold = mmap(NULL, (size_t)COLD_MIB << 20, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (hot == MAP_FAILED || cold == MAP_FAILED)
+		_exit(1);
+	/*
+	 * Small pages: khugepaged would otherwise copy the cold set into huge pages during the
+	 * run, which DAMON rightly sees as accesses, and a sample would stand for 2 MiB.
+	 */
+	madvise(hot, HOT_MIB << 20, MADV_NOHUGEPAGE);
+	madvise(cold, (size_t)COLD_MIB << 20, MADV_NOHUGEPAGE);
+	memset(cold, 0x5a, (size_t)COLD_MIB << 20);
+	for (unsigned int i = 1;; i++) {
+		/* Whole pages: DAMON sees pages, so its estimate is of bytes in touched pages. */
+		memset(hot, (int)i, HOT_MIB << 20);
+		__atomic_store_n(loop_bytes, *loop_bytes + ((uint64_t)HOT_MIB << 20),
+				 __ATOMIC_RELEASE);
+	}
+}
+
+static inline void start_workload(void)
+{
+	loop_bytes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (loop_bytes == MAP_FAILED)
+		t_die("mmap");
+	wl_pid = fork();
+	if (wl_pid < 0)
+		t_die("fork");
+	if (!wl_pid)
+		workload();
+	/* The loop counts only after the cold set has been written. */
+	while (!__atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE))
+		t_sleep_ns(50000000);
+	printf("# workload: pid %d, hot %d MiB written continuously, cold %d MiB written once\n",
+	       wl_pid, HOT_MIB, COLD_MIB);
+}
+
+static inline uint64_t loop_now(void)
+{
+	return __atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE);
+}
+
+/* The workload: started by the first scenario that needs it, and left running to the end. */
+static inline pid_t need_workload(void)
+{
+	if (!wl_pid)
+		start_workload();
+	return wl_pid;
+}
+
+#endif /* CSF_TESTS_TMEM_H */
