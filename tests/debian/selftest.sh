@@ -29,6 +29,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/debian/$suite-selftest
 mkdir -p "$out"
 fails=0
+built=0
 
 # expect NAME PATTERN [VAR=VALUE...]: run.sh must fail and print a line matching PATTERN.
 expect() {
@@ -36,8 +37,11 @@ expect() {
 	shift 2
 	[ "$cases" = "  " ] || [[ $cases == *" $name "* ]] || return 0
 	echo "selftest[$suite]: $name (log: $log)"
-	env CSF_HOST_TESTS=0 "$@" "$top/tests/debian/run.sh" "$suite" "$name" >"$log" 2>&1
+	# The first case builds; the others boot what it built (the tree is the same).
+	env CSF_HOST_TESTS=0 CSF_REUSE_BUILD="$built" "$@" "$top/tests/debian/run.sh" "$suite" \
+		"$name" >"$log" 2>&1
 	rc=$?
+	built=1
 	if [ "$rc" = 0 ]; then
 		echo "FAIL $name (run.sh passed; it must fail)"
 		fails=$((fails + 1))
@@ -59,7 +63,8 @@ host_case() {
 	local name=selftest-host log=$out/selftest-host.log rc why=""
 	[ "$cases" = "  " ] || [[ $cases == *" $name "* ]] || return 0
 	echo "selftest[$suite]: $name (log: $log)"
-	env CSF_HOST_TESTS=fpu-seed FPU_SEED_PLANT=1 "$top/tests/debian/run.sh" "$suite" fs \
+	env CSF_HOST_TESTS=fpu-seed FPU_SEED_PLANT=1 CSF_REUSE_BUILD="$built" \
+		"$top/tests/debian/run.sh" "$suite" fs \
 		>"$log" 2>&1
 	rc=$?
 	[ "$rc" != 0 ] || why+="; run.sh passed"

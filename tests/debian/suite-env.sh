@@ -62,6 +62,15 @@ esac
 [ "$(id -u)" = 0 ] || die "needs root (mmdebstrap and chroot); run it with sudo"
 command -v mmdebstrap >/dev/null || die "mmdebstrap is missing: apt-get install mmdebstrap"
 
+# One builder at a time per suite (CI builds environments ahead of the runs that use them): a
+# second caller waits, then finds the environment built.
+mkdir -p "$dir"
+exec 8>"$dir/build.lock"
+if ! flock -n 8; then
+	say "waiting for the environment's build by another process"
+	flock 8
+fi
+
 in_root() {
 	# A private mount namespace: /proc vanishes with the command, whatever happens to it.
 	# shellcheck disable=SC2016 # expanded by the inner shell
