@@ -26,7 +26,7 @@ out=$top/build/debian/$suite
 if [ "$(id -u)" != 0 ]; then
 	echo "run[$suite]: mmdebstrap and chroot need root: running through sudo"
 	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,CSF_FUZZ,CSF_SOAK,CSF_SEED,CSF_CHURN \
-		--preserve-env=FPU_SEED_PLANT \
+		--preserve-env=FPU_SEED_PLANT,CSF_DEBS,CSF_REUSE_BUILD,CSF_E2E_SUITES \
 		--preserve-env=VM_TIMEOUT,VM_DEBUG,VM_ACCEL \
 		--preserve-env=VM_SMP,VM_MEM,VM_TCG_THREAD,VM_APPEND,VM_CPU "$0" "$suite" "$@"
 fi
