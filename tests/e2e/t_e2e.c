@@ -102,39 +102,50 @@ static void url_escape(const char *q, char *out, size_t len)
 }
 
 /*
- * An instant query: how many series it returned, the value of the first in *v and its labels
- * (as JSON text) in labels; -1 when Prometheus did not answer or said no.
+ * An instant query, its answer parsed into root (free it with json_value_free()): the array of
+ * series it returned, or NULL when Prometheus did not answer or said no.
  */
-static int query(const char *q, double *v, char *labels, size_t len)
+static const struct json_value *query_result(const char *q, struct json_value *root)
 {
 	static char body[1 << 20];
 	char path[2048], esc[1536];
-	const struct json_value *data, *result, *first;
-	struct json_value root = { 0 };
-	int n = -1;
+	const struct json_value *data, *result;
 
-	if (v)
-		*v = NAN;
 	url_escape(q, esc, sizeof(esc));
 	snprintf(path, sizeof(path), "/api/v1/query?query=%s", esc);
-	if (http_get(PROMETHEUS_PORT, path, body, sizeof(body)))
-		return -1;
-	if (json_parse(body, &root) && (data = json_get(&root, "data")) &&
-	    (result = json_get(data, "result")) && result->type == JSON_ARR) {
-		n = (int)result->n;
-		first = n ? &result->kids[0] : NULL;
-		if (first && json_get(first, "value") && json_get(first, "value")->n == 2 &&
-		    json_get(first, "value")->kids[1].type == JSON_STR && v)
-			*v = strtod(json_get(first, "value")->kids[1].str, NULL);
-		if (labels && len)
-			labels[0] = 0;
-		if (first && labels && json_get(first, "metric")) {
-			const struct json_value *m = json_get(first, "metric");
+	if (http_get(PROMETHEUS_PORT, path, body, sizeof(body)) || !json_parse(body, root) ||
+	    !(data = json_get(root, "data")) || !(result = json_get(data, "result")) ||
+	    result->type != JSON_ARR)
+		return NULL;
+	return result;
+}
 
-			for (size_t i = 0; i < m->n; i++)
-				snprintf(labels + strlen(labels), len - strlen(labels), "%s=%s ",
-					 m->keys[i], m->kids[i].str ? m->kids[i].str : "");
-		}
+/* A series' value (its "value": [time, "text"]), or NAN. */
+static double series_value(const struct json_value *series)
+{
+	const struct json_value *v = json_get(series, "value");
+
+	return v && v->n == 2 && v->kids[1].type == JSON_STR ? strtod(v->kids[1].str, NULL) : NAN;
+}
+
+/*
+ * An instant query: how many series it returned, the value of the first in *v and its labels
+ * (name=value, blank-separated) in labels; -1 when Prometheus did not answer or said no.
+ */
+static int query(const char *q, double *v, char *labels, size_t len)
+{
+	struct json_value root = { 0 };
+	const struct json_value *result = query_result(q, &root), *m;
+	int n = result ? (int)result->n : -1;
+
+	if (v)
+		*v = n > 0 ? series_value(&result->kids[0]) : NAN;
+	if (labels && len)
+		labels[0] = 0;
+	if (n > 0 && labels && (m = json_get(&result->kids[0], "metric"))) {
+		for (size_t i = 0; i < m->n; i++)
+			snprintf(labels + strlen(labels), len - strlen(labels), "%s=%s ",
+				 m->keys[i], m->kids[i].str ? m->kids[i].str : "");
 	}
 	json_value_free(&root);
 	return n;
@@ -146,31 +157,21 @@ static int query(const char *q, double *v, char *labels, size_t len)
  */
 static int query_by(const char *q, const char *label, double *vals, int max)
 {
-	static char body[1 << 20];
-	char path[2048], esc[1536], l[16];
-	const struct json_value *data, *result;
 	struct json_value root = { 0 };
-	int n = -1;
+	const struct json_value *result = query_result(q, &root);
+	int n = result ? (int)result->n : -1;
+	char l[16];
 
-	url_escape(q, esc, sizeof(esc));
-	snprintf(path, sizeof(path), "/api/v1/query?query=%s", esc);
-	if (http_get(PROMETHEUS_PORT, path, body, sizeof(body)))
-		return -1;
-	if (json_parse(body, &root) && (data = json_get(&root, "data")) &&
-	    (result = json_get(data, "result")) && result->type == JSON_ARR) {
-		n = (int)result->n;
-		for (size_t i = 0; i < result->n; i++) {
-			const struct json_value *m = json_get(&result->kids[i], "metric");
-			const struct json_value *v = json_get(&result->kids[i], "value");
-			int at;
+	for (int i = 0; i < n; i++) {
+		const struct json_value *m = json_get(&result->kids[i], "metric");
+		int at;
 
-			l[0] = 0;
-			if (m)
-				json_get_str(m, label, l, sizeof(l));
-			at = l[0] ? atoi(l) : -1;
-			if (at >= 0 && at < max && v && v->n == 2 && v->kids[1].type == JSON_STR)
-				vals[at] = strtod(v->kids[1].str, NULL);
-		}
+		l[0] = 0;
+		if (m)
+			json_get_str(m, label, l, sizeof(l));
+		at = l[0] ? atoi(l) : -1;
+		if (at >= 0 && at < max)
+			vals[at] = series_value(&result->kids[i]);
 	}
 	json_value_free(&root);
 	return n;
