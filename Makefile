@@ -141,13 +141,16 @@ selftest: ## Show that the harness catches a warning, a panic, a failed test and
 demo: ## Boot a kernel in a VM, load the module and show what it offers
 	@SUITE=$(SUITE) tests/harness/show.sh demo
 
-bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU
+bench: ## Benchmarks in a VM without memory debugging: costs per call, per switch, memory, FPU, kdamond
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
 		SUITE=$(SUITE) tests/harness/show.sh bench
 	@# Single-threaded TCG: enabling events patches text another vCPU runs (docs/cost.md, FPU).
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),single) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
 		SUITE=$(SUITE) tests/harness/show.sh fpu-bench
 	@$(MAKE) --no-print-directory tools/csfcat && tests/bench/fpu-report-bench.sh
+	@# The always-on kdamond: tuned by csfcat against DAMON_STAT, which 7.3 has (docs/mem.md).
+	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
+		SUITE=$(or $(SUITE),trixie-backports) tests/harness/show.sh mem:DAMON_STAT_agree
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader

@@ -67,7 +67,7 @@ static int parse_seconds(const char *arg, const char *opt, double *v)
 
 static int parse_args(int argc, char **argv, struct mem_opts *o)
 {
-	enum { O_ALL = 1, O_JSON, O_WATCH, O_COUNT, O_DURATION, O_PROM, O_ENABLE, O_PID };
+	enum { O_ALL = 1, O_JSON, O_WATCH, O_COUNT, O_DURATION, O_PROM, O_ENABLE, O_PID, O_TUNE };
 	static const struct option opts[] = { { "all", no_argument, NULL, O_ALL },
 					      { "json", no_argument, NULL, O_JSON },
 					      { "watch", required_argument, NULL, O_WATCH },
@@ -76,6 +76,7 @@ static int parse_args(int argc, char **argv, struct mem_opts *o)
 					      { "prometheus", required_argument, NULL, O_PROM },
 					      { "enable", no_argument, NULL, O_ENABLE },
 					      { "pid", required_argument, NULL, O_PID },
+					      { "tune", required_argument, NULL, O_TUNE },
 					      { 0 } };
 	char *end;
 	long v;
@@ -121,6 +122,17 @@ static int parse_args(int argc, char **argv, struct mem_opts *o)
 		case O_ENABLE:
 			o->enable = true;
 			break;
+		case O_TUNE:
+			if (!strcmp(optarg, "auto"))
+				o->tune = MEM_TUNE_AUTO;
+			else if (!strcmp(optarg, "csfcat"))
+				o->tune = MEM_TUNE_CSFCAT;
+			else if (!strcmp(optarg, "off"))
+				o->tune = MEM_TUNE_OFF;
+			else
+				return csfcat_usage_error(
+					MEM_CMD, "--tune takes auto, csfcat or off, not", optarg);
+			break;
 		default:
 			return csfcat_usage_error(MEM_CMD, "unknown option or missing value",
 						  argv[optind - 1]);
@@ -133,6 +145,11 @@ static int parse_args(int argc, char **argv, struct mem_opts *o)
 	if (o->enable && o->pid)
 		return csfcat_usage_error(MEM_CMD,
 					  "--enable is for DAMON_STAT, --pid for our own "
+					  "kdamond: not both",
+					  NULL);
+	if (o->enable && o->tune != MEM_TUNE_AUTO)
+		return csfcat_usage_error(MEM_CMD,
+					  "--enable is for DAMON_STAT, --tune for our own "
 					  "kdamond: not both",
 					  NULL);
 	return 0;
@@ -171,6 +188,11 @@ static int cmd_mem(int argc, char **argv)
 			return rc;
 		st = 1;
 	}
+	if (st == 1 && !o.pid && o.tune != MEM_TUNE_AUTO) {
+		mem_err("--tune is for our own kdamond, and DAMON_STAT runs: turn it off first "
+			"(echo N > /sys/module/damon_stat/parameters/enabled)");
+		return EXIT_FAILURE;
+	}
 	if (st == 1 && !o.pid) {
 		rc = mem_run_damon_stat(&o);
 	} else if (!mem_sysfs_present()) {
@@ -190,11 +212,12 @@ static int cmd_mem(int argc, char **argv)
 const struct csfcat_cmd csfcat_cmd_mem = {
 	.name = "mem",
 	.args = "[--all] [--json] [--watch S [--count N]] [--duration S] [--prometheus FILE]\n"
-		"      [--enable] [--pid PID]",
+		"      [--enable] [--pid PID] [--tune auto|csfcat|off]",
 	.help = "memory idle-time percentiles and estimated bandwidth, from DAMON: DAMON_STAT's\n"
 		"when it runs, else our own kdamond through DAMON sysfs for --duration seconds\n"
 		"(default 10), removed on exit; --all: p0..p100; --watch: every S seconds;\n"
 		"--prometheus: also write FILE for node_exporter; --enable: turn DAMON_STAT on;\n"
-		"--pid: one process's virtual memory (root; no module needed)",
+		"--pid: one process's virtual memory (root; no module needed); --tune: who tunes\n"
+		"our kdamond's intervals (auto: the kernel from 6.15, else csfcat)",
 	.run = cmd_mem,
 };

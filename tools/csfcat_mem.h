@@ -6,6 +6,7 @@
  *   csfcat_mem_stat.c     the first source: DAMON_STAT, the kernel's own monitor
  *   csfcat_mem_sysfs.c    the second: our own kdamond, through DAMON's sysfs interface
  *   csfcat_mem_metrics.c  DAMON_STAT's metrics, computed from our kdamond's regions
+ *   csfcat_mem_tune.c     DAMON's interval auto-tuning, for kernels that cannot tune (6.12)
  *   csfcat_mem_output.c   the reports: text, JSON, Prometheus
  *   csfcat_mem_files.c    the files they read and write (sysfs, procfs), under a test root
  *   csfcat_mem_signals.c  the stopping signals, and the sleep between reports
@@ -82,6 +83,31 @@ struct mem_bw_window {
 void mem_bw_push(struct mem_bw_window *w, uint64_t bw);
 uint64_t mem_bw_max(const struct mem_bw_window *w);
 
+/*
+ * DAMON's monitoring intervals auto-tuning (6.15), for our kdamond on kernels without it: the
+ * goal DAMON_STAT sets, a share of the possible access samples that should be seen accessed,
+ * and the bounds of the sampling interval. The aggregation interval stays aggr_samples of them.
+ */
+struct mem_tune_goal {
+	uint64_t access_bp, aggrs, min_sample_us, max_sample_us, aggr_samples;
+};
+
+/*
+ * How far the regions' accesses in one aggregation interval are from the goal, in basis points
+ * of it (10000: on the goal): the kernel's damon_get_intervals_score().
+ */
+uint64_t mem_tune_score_bp(const struct mem_region *r, size_t n, uint64_t aggr_samples,
+			   uint64_t goal_bp);
+/*
+ * The same score from totals: ge[0] the bytes of all regions, ge[k] (k = 1..max_k, max_k at
+ * least aggr_samples) the bytes of the regions accessed in k samples or more.
+ */
+uint64_t mem_tune_score_ge(const uint64_t *ge, size_t max_k, uint64_t aggr_samples,
+			   uint64_t goal_bp);
+/* The next sampling interval for that score: the kernel's kdamond_tune_intervals(). */
+uint64_t mem_tune_sample_us(uint64_t sample_us, uint64_t score_bp,
+			    const struct mem_tune_goal *goal);
+
 /* ---- what the command's files share ---- */
 
 #define MEM_CMD "mem"
@@ -91,8 +117,17 @@ uint64_t mem_bw_max(const struct mem_bw_window *w);
 /* The exit status when the kernel lacks what csfcat mem needs. */
 enum { EXIT_NO_DAMON = EXIT_UNSUPPORTED };
 
+/* --tune: who tunes our kdamond's intervals. */
+enum mem_tune {
+	MEM_TUNE_AUTO, /* the kernel where it can (6.15), else csfcat */
+	MEM_TUNE_KERNEL, /* not an option: what auto found */
+	MEM_TUNE_CSFCAT, /* csfcat, even where the kernel could (to compare the two) */
+	MEM_TUNE_OFF, /* DAMON_STAT's starting intervals for good: 5 ms sampling, 100 ms */
+};
+
 struct mem_opts {
 	bool all, json, enable;
+	enum mem_tune tune;
 	double watch_s, duration_s; /* 0: not given */
 	long count; /* reports before exiting; 0: no limit */
 	const char *prom;
@@ -113,7 +148,8 @@ struct mem_report {
 	double monitored_s; /* < 0: not known */
 	const char *monitored_note; /* why not known, or how it was found */
 	uint64_t aggr_us, sample_us; /* 0: not known */
-	bool tuned;
+	bool tuned; /* the kernel tunes the intervals */
+	enum mem_tune tuning; /* who does: MEM_TUNE_KERNEL, _CSFCAT or _OFF (DAMON_STAT: kernel) */
 	bool accessed_negative; /* accessed bytes have negative idle times (not on 6.17) */
 	struct mem_metrics met;
 	bool bw_trusted; /* the bandwidth reading can be taken as it is */
@@ -123,6 +159,7 @@ struct mem_report {
 	double cpu_ms_per_s; /* the kdamond's CPU time per second; < 0: not known */
 	double cpu_window_s; /* over this long */
 	bool cpu_since_start; /* the window is the kdamond's whole life */
+	double self_ms_per_s; /* csfcat's own CPU time per second, same window; < 0: not known */
 	const char *note;
 };
 
@@ -152,8 +189,15 @@ bool mem_exists(const char *path);
 int mem_file_error(const char *what, const char *path);
 /* How long a thread has lived, from its start time (proc(5) field 22) and the uptime. */
 int mem_thread_age_s(pid_t pid, double *age);
-/* Fill in the kdamond's CPU time since the previous report (or its start). */
-void mem_cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first);
+/* The CPU time csfcat and its kdamond took since the previous report (or the start). */
+struct mem_cpu {
+	uint64_t kdamond_ns, self_ns;
+	double at_s;
+	bool first;
+};
+
+/* Fill in the kdamond's and csfcat's CPU time since the previous report (or its start). */
+void mem_cpu_cost(struct mem_report *m, struct mem_cpu *prev);
 
 /*
  * The System RAM ranges of /proc/iomem (top level, as walk_system_ram_res() sees them): the

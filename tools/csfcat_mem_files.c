@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -211,20 +212,35 @@ bool mem_kernel_at_least(long major, long minor)
 	return release_at_least(rel, major, minor);
 }
 
-void mem_cpu_cost(struct mem_report *m, uint64_t *prev_ns, double *prev_s, bool *first)
+static uint64_t self_cpu_ns(void)
 {
-	uint64_t ns;
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+void mem_cpu_cost(struct mem_report *m, struct mem_cpu *prev)
+{
+	uint64_t ns, self = self_cpu_ns();
 	double now = mem_mono_s();
 
 	m->cpu_ms_per_s = -1;
-	if (m->kdamond <= 0 || thread_cpu_ns(m->kdamond, &ns) || now <= *prev_s || ns < *prev_ns)
+	m->self_ms_per_s = -1;
+	if (m->kdamond <= 0 || thread_cpu_ns(m->kdamond, &ns) || now <= prev->at_s ||
+	    ns < prev->kdamond_ns)
 		return;
-	m->cpu_window_s = now - *prev_s;
-	m->cpu_ms_per_s = (double)(ns - *prev_ns) / 1e6 / m->cpu_window_s;
-	m->cpu_since_start = *first;
-	*first = false;
-	*prev_ns = ns;
-	*prev_s = now;
+	m->cpu_window_s = now - prev->at_s;
+	m->cpu_ms_per_s = (double)(ns - prev->kdamond_ns) / 1e6 / m->cpu_window_s;
+	if (self >= prev->self_ns)
+		m->self_ms_per_s = (double)(self - prev->self_ns) / 1e6 / m->cpu_window_s;
+	m->cpu_since_start = prev->first;
+	prev->first = false;
+	prev->kdamond_ns = ns;
+	prev->self_ns = self;
+	prev->at_s = now;
 }
 
 char mem_kconfig(const char *name)

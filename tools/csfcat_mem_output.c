@@ -67,7 +67,9 @@ static void print_text(const struct mem_report *m, const struct mem_opts *o)
 	else if (m->sample_us)
 		printf("aggregation interval: %.3f s (sampling %.1f ms, %s)\n",
 		       (double)m->aggr_us / 1e6, (double)m->sample_us / 1e3,
-		       m->tuned ? "auto-tuned" : "fixed: this kernel does not auto-tune them");
+		       m->tuning == MEM_TUNE_KERNEL ? "auto-tuned" :
+		       m->tuning == MEM_TUNE_CSFCAT ? "tuned by csfcat as 6.15's DAMON would" :
+						      "fixed: --tune off");
 	else
 		printf("aggregation interval: %.3f s (auto-tuned)\n", (double)m->aggr_us / 1e6);
 	if (m->nr_regions)
@@ -123,6 +125,9 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 	if (m->sample_us)
 		json_u64("sample_interval_us", m->sample_us);
 	json_bool("auto_tuned", m->tuned);
+	json_str("tuned_by", m->tuning == MEM_TUNE_KERNEL ? "kernel" :
+			     m->tuning == MEM_TUNE_CSFCAT ? "csfcat" :
+							    "none");
 	if (m->nr_regions)
 		json_u64("nr_regions", m->nr_regions);
 	json_u64("bandwidth_bytes_per_s", m->met.bandwidth);
@@ -135,6 +140,8 @@ static void print_json(const struct mem_report *m, const struct mem_opts *o)
 	if (m->cpu_ms_per_s >= 0) {
 		json_double("kdamond_cpu_ms_per_s", m->cpu_ms_per_s, 3);
 		json_double("kdamond_cpu_window_s", m->cpu_window_s, 1);
+		if (m->self_ms_per_s >= 0)
+			json_double("csfcat_cpu_ms_per_s", m->self_ms_per_s, 3);
 	}
 	json_begin("idle_ms");
 	for (int p = 0; p < MEM_NR_PCT; p++) {

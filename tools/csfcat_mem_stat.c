@@ -88,6 +88,7 @@ static int stat_read(struct mem_report *m)
 	m->source = "damon_stat";
 	m->ops = "paddr";
 	m->tuned = true;
+	m->tuning = MEM_TUNE_KERNEL;
 	m->kdamond = stat_kdamond(&why);
 	if (mem_read_u64(STAT_PARAMS "/estimated_memory_bandwidth", &m->met.bandwidth))
 		return mem_file_error("reading", STAT_PARAMS "/estimated_memory_bandwidth");
@@ -212,9 +213,9 @@ int mem_run_damon_stat(const struct mem_opts *o)
 	struct mem_report m;
 	struct mem_bw_window w = { 0 };
 	struct mem_metrics last = { 0 };
-	uint64_t prev_ns = 0;
-	double prev_s = 0, limit = wait_limit_s(), deadline = mem_mono_s() + limit, wait;
-	bool first_cpu = true, waited = false, have_last = false;
+	struct mem_cpu cpu = { .first = true };
+	double limit = wait_limit_s(), deadline = mem_mono_s() + limit, wait;
+	bool waited = false, have_last = false;
 	long n = 0;
 	int rc;
 
@@ -268,12 +269,14 @@ int mem_run_damon_stat(const struct mem_opts *o)
 		if (m.monitored_s < 0) {
 			m.cpu_ms_per_s = -1;
 		} else {
-			if (first_cpu) {
-				prev_s = mem_mono_s() - m.monitored_s;
-				prev_ns = 0;
+			if (cpu.first) {
+				cpu.at_s = mem_mono_s() - m.monitored_s;
+				cpu.kdamond_ns = 0;
 			}
-			mem_cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
+			mem_cpu_cost(&m, &cpu);
 		}
+		/* Reading DAMON_STAT's parameters costs csfcat next to nothing: not reported. */
+		m.self_ms_per_s = -1;
 		if (!mem_print_report(&m, o))
 			return EXIT_FAILURE;
 		if (!o->watch_s || (o->count && ++n >= o->count))

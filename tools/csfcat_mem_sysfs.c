@@ -2,7 +2,9 @@
 /*
  * csfcat mem's second source (csfcat_mem.h): our own kdamond, made through DAMON's sysfs
  * interface with DAMON_STAT's settings, on physical memory or on one process (--pid), read
- * through a "stat" scheme that matches every region, and removed on exit.
+ * through a "stat" scheme that matches every region, and removed on exit. Its intervals are
+ * tuned toward DAMON_STAT's goal by the kernel where it can (6.15), else by us between reports
+ * (csfcat_mem_tune.c), committed to the running kdamond.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -41,6 +43,8 @@
 /* vaddr re-reads the process's mappings this often: DAMON's default, not DAMON_STAT's 60 s. */
 #define VADDR_UPDATE_US 1000000
 #define DEFAULT_DURATION_S 10.0
+/* csfcat's tuning steps: at least this far apart (tune_period_s()). */
+#define TUNE_MIN_PERIOD_S 1.0
 
 /* Write a value to one of our kdamond's files; print what failed. */
 static int kd_write(const char *path, const char *val)
@@ -131,9 +135,21 @@ static void sysfs_bandwidth(struct mem_report *m)
 static struct {
 	bool created; /* we wrote nr_kdamonds: teardown must remove it */
 	bool tuned; /* the kernel auto-tunes intervals (intervals_goal, 6.15 and later) */
+	enum mem_tune tuning; /* who tunes: MEM_TUNE_KERNEL, _CSFCAT or _OFF */
+	uint64_t sample_us; /* what we last committed (MEM_TUNE_CSFCAT) */
+	double next_tune_s; /* when we tune next (CLOCK_MONOTONIC) */
 	pid_t pid;
 	double t_on;
 } kd;
+
+/* DAMON_STAT's tuning goal (mm/damon/stat.c), which the kernel or csfcat aims at. */
+static const struct mem_tune_goal stat_goal = {
+	.access_bp = STAT_GOAL_ACCESS_BP,
+	.aggrs = STAT_GOAL_AGGRS,
+	.min_sample_us = STAT_GOAL_MIN_SAMPLE_US,
+	.max_sample_us = STAT_GOAL_MAX_SAMPLE_US,
+	.aggr_samples = MEM_STAT_SAMPLES_PER_AGGR,
+};
 
 /* Write a command to our kdamond's state file; the file answers EBUSY while another runs. */
 static int kd_state(const char *cmd)
@@ -173,6 +189,49 @@ static int kd_teardown(void)
 	return 0;
 }
 
+/*
+ * When csfcat tunes, the time to the next step: aggrs aggregation intervals, as the kernel, but
+ * not under TUNE_MIN_PERIOD_S. The kernel's step is a few sums; ours is a sysfs request that
+ * waits for an interval, 21 reads and a commit, which took 20 to 30 ms of an emulated CPU: at
+ * the kernel's pace while the intervals are short (5 ms sampling, 0.3 s steps), csfcat cost as
+ * much CPU as the kdamond it tunes.
+ */
+static double tune_period_s(uint64_t aggrs)
+{
+	double s = (double)(aggrs * stat_goal.aggr_samples * kd.sample_us) / 1e6;
+
+	return s > TUNE_MIN_PERIOD_S ? s : TUNE_MIN_PERIOD_S;
+}
+
+/*
+ * "stat" schemes do nothing but count; their pattern ranges default to 0..0. Scheme 0 matches
+ * every region: the reports read its tried regions. For csfcat's tuning, scheme k (1..ge) matches
+ * the regions accessed in k samples or more: the bytes each was tried on in one aggregation
+ * interval, which the kernel totals without a directory per region, add up to the sum of size
+ * times accesses that the tuning's score needs (mem_tune_score_ge()).
+ */
+static int kd_schemes(unsigned int ge)
+{
+	char path[160];
+
+	if (kd_write_u64(CTX0 "/schemes/nr_schemes", 1 + ge))
+		return -1;
+	for (unsigned int k = 0; k <= ge; k++) {
+		const char *const files[] = { "action", "access_pattern/sz/max",
+					      "access_pattern/nr_accesses/min",
+					      "access_pattern/nr_accesses/max",
+					      "access_pattern/age/max" };
+		const uint64_t values[] = { 0, ULONG_MAX, k, UINT_MAX, UINT_MAX };
+
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+			snprintf(path, sizeof(path), CTX0 "/schemes/%u/%s", k, files[i]);
+			if (i ? kd_write_u64(path, values[i]) : kd_write(path, "stat"))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* Our kdamond with DAMON_STAT's settings, on paddr's biggest System RAM range or on --pid. */
 static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 {
@@ -192,7 +251,11 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 	}
 	if (kd_write(CTX0 "/operations", want))
 		return EXIT_FAILURE;
-	kd.tuned = mem_exists(INTERVALS "/intervals_goal");
+	kd.tuned = o->tune == MEM_TUNE_AUTO && mem_exists(INTERVALS "/intervals_goal");
+	kd.tuning = kd.tuned		    ? MEM_TUNE_KERNEL :
+		    o->tune == MEM_TUNE_OFF ? MEM_TUNE_OFF :
+					      MEM_TUNE_CSFCAT;
+	kd.sample_us = STAT_SAMPLE_US;
 	if (kd_write_u64(INTERVALS "/sample_us", STAT_SAMPLE_US) ||
 	    kd_write_u64(INTERVALS "/aggr_us", STAT_AGGR_US) ||
 	    kd_write_u64(INTERVALS "/update_us", o->pid ? VADDR_UPDATE_US : STAT_UPDATE_US) ||
@@ -223,11 +286,7 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 		base->bytes = ram.big_end - ram.big_start;
 		base->range_note = "the biggest System RAM range";
 	}
-	/* A "stat" scheme does nothing but count; its pattern ranges default to 0..0. */
-	if (kd_write(CTX0 "/schemes/nr_schemes", "1") || kd_write(SCHEME0 "/action", "stat") ||
-	    kd_write_u64(SCHEME0 "/access_pattern/sz/max", ULONG_MAX) ||
-	    kd_write_u64(SCHEME0 "/access_pattern/nr_accesses/max", UINT_MAX) ||
-	    kd_write_u64(SCHEME0 "/access_pattern/age/max", UINT_MAX))
+	if (kd_schemes(kd.tuning == MEM_TUNE_CSFCAT ? MEM_STAT_SAMPLES_PER_AGGR : 0))
 		return EXIT_FAILURE;
 	if (kd_state("on")) {
 		char owner[512];
@@ -244,6 +303,7 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 		return EXIT_FAILURE;
 	}
 	kd.t_on = mem_mono_s();
+	kd.next_tune_s = kd.t_on + tune_period_s(stat_goal.aggrs);
 	if (mem_read_i64(KD0 "/pid", &pid))
 		pid = -1;
 	kd.pid = (pid_t)pid;
@@ -340,6 +400,89 @@ static bool kd_running(void)
 	return !mem_read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
 }
 
+/* Say why a read or a write of our kdamond's files failed (errno e): EXIT_FAILURE. */
+static int kd_failed(const struct mem_opts *o, const char *what, int e)
+{
+	if (o->pid && process_gone(o->pid)) {
+		mem_err("process %d exited", o->pid);
+	} else if (!kd_running()) {
+		if (o->pid)
+			mem_err("our kdamond stopped: process %d exited", o->pid);
+		else
+			mem_err("our kdamond stopped unexpectedly");
+	} else {
+		mem_err("%s: %s", what, strerror(e));
+	}
+	return EXIT_FAILURE;
+}
+
+/*
+ * One step of the kernel's interval tuning, done here (MEM_TUNE_CSFCAT): the share of possible
+ * access samples the last aggregation interval saw, against the goal, sets the next sampling
+ * interval; the aggregation interval stays 20 of them. The kernel then rescales the regions'
+ * ages and access counts to the new intervals (damon_update_monitoring_results()). The step
+ * reads only the schemes' totals (kd_schemes()): a read of the regions makes the kernel build
+ * a sysfs directory for each, which cost csfcat 100 ms of an emulated CPU per step.
+ */
+static int kd_tune(const struct mem_opts *o)
+{
+	uint64_t ge[MEM_STAT_SAMPLES_PER_AGGR + 1], next = kd.sample_us;
+	char path[160];
+
+	if (kd_state("update_schemes_tried_bytes"))
+		return kd_failed(o, "updating our kdamond's schemes to tune it (" KD0 "/state)",
+				 errno);
+	for (unsigned int k = 0; k < ARRAY_SIZE(ge); k++) {
+		snprintf(path, sizeof(path), CTX0 "/schemes/%u/tried_regions/total_bytes", k);
+		if (mem_read_u64(path, &ge[k]))
+			return kd_failed(o, "reading our kdamond's schemes to tune it", errno);
+	}
+	/* 6.12 gives nothing when the schemes were not applied in time: tune next time. */
+	if (ge[0])
+		next = mem_tune_sample_us(kd.sample_us,
+					  mem_tune_score_ge(ge, ARRAY_SIZE(ge) - 1,
+							    stat_goal.aggr_samples,
+							    stat_goal.access_bp),
+					  &stat_goal);
+	if (next != kd.sample_us) {
+		if (kd_write_u64(INTERVALS "/sample_us", next) ||
+		    kd_write_u64(INTERVALS "/aggr_us", next * stat_goal.aggr_samples))
+			return EXIT_FAILURE;
+		if (kd_state("commit"))
+			return kd_failed(o, "committing new intervals (" KD0 "/state)", errno);
+		kd.sample_us = next;
+	}
+	/* The kernel tunes every aggrs intervals; the update above waited about one. */
+	kd.next_tune_s = mem_mono_s() + tune_period_s(stat_goal.aggrs - 1);
+	return 0;
+}
+
+/*
+ * Sleep s seconds, tuning our kdamond's intervals meanwhile when csfcat tunes them. Returns 0,
+ * -1 when a signal asks us to stop, or the exit status of a failed step.
+ */
+static int kd_sleep(const struct mem_opts *o, double s)
+{
+	double end = mem_mono_s() + s;
+
+	for (;;) {
+		double now = mem_mono_s();
+		bool tune = kd.tuning == MEM_TUNE_CSFCAT && kd.next_tune_s < end;
+		double until = tune ? kd.next_tune_s : end;
+		int rc;
+
+		if (until > now && !mem_sleep_s(until - now))
+			return -1;
+		if (!tune)
+			return 0;
+		rc = kd_tune(o);
+		if (rc)
+			return rc;
+		if (mem_stop_sig)
+			return -1;
+	}
+}
+
 /* The regions cover the monitored physical range, no more and no less. */
 static bool covers(const struct mem_region *r, size_t n, const struct mem_report *m)
 {
@@ -376,18 +519,7 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 			int e = errno;
 
 			free(r);
-			if (o->pid && process_gone(o->pid)) {
-				mem_err("process %d exited", o->pid);
-			} else if (!kd_running()) {
-				if (o->pid)
-					mem_err("our kdamond stopped: process %d exited", o->pid);
-				else
-					mem_err("our kdamond stopped unexpectedly");
-			} else {
-				mem_err("reading our kdamond's regions (" SCHEME0 "): %s",
-					strerror(e));
-			}
-			return EXIT_FAILURE;
+			return kd_failed(o, "reading our kdamond's regions (" SCHEME0 ")", e);
 		}
 		if (o->pid && process_gone(o->pid)) {
 			free(r);
@@ -406,6 +538,7 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 	m->aggr_us = aggr;
 	m->sample_us = sample;
 	m->tuned = kd.tuned;
+	m->tuning = kd.tuning;
 	m->nr_regions = (unsigned int)n;
 	m->monitored_s = mem_mono_s() - kd.t_on;
 	mem_compute(r, n, aggr, sample, &m->met);
@@ -439,9 +572,8 @@ int mem_run_sysfs(const struct mem_opts *o)
 {
 	struct mem_report base = { 0 }, m;
 	char owner[512], path[PATH_MAX];
-	uint64_t prev_ns = 0;
-	double prev_s, first_s;
-	bool first_cpu = true;
+	struct mem_cpu cpu = { .first = true };
+	double first_s;
 	long n = 0;
 	int lock, rc;
 
@@ -476,24 +608,27 @@ int mem_run_sysfs(const struct mem_opts *o)
 		base.note =
 			"on this kernel (before 6.18) a region's age survives changes between no "
 			"and a low access rate, so an idle time can include time at a low rate";
-	prev_s = kd.t_on;
+	cpu.at_s = kd.t_on;
 	first_s = o->duration_s ? o->duration_s : o->watch_s ? o->watch_s : DEFAULT_DURATION_S;
-	if (!rc && mem_sleep_s(first_s)) {
-		for (;;) {
-			m = base;
-			rc = kd_read(o, &m);
-			if (rc)
-				break;
-			mem_cpu_cost(&m, &prev_ns, &prev_s, &first_cpu);
-			if (!mem_print_report(&m, o)) {
-				rc = EXIT_FAILURE;
-				break;
-			}
-			if (!o->watch_s || (o->count && ++n >= o->count) ||
-			    !mem_sleep_s(o->watch_s))
-				break;
+	if (!rc)
+		rc = kd_sleep(o, first_s);
+	while (!rc) {
+		m = base;
+		rc = kd_read(o, &m);
+		if (rc)
+			break;
+		mem_cpu_cost(&m, &cpu);
+		if (!mem_print_report(&m, o)) {
+			rc = EXIT_FAILURE;
+			break;
 		}
+		if (!o->watch_s || (o->count && ++n >= o->count))
+			break;
+		rc = kd_sleep(o, o->watch_s);
 	}
+	/* A stopping signal is not an error (mem_reraise() dies of it). */
+	if (rc < 0)
+		rc = 0;
 	if (kd_teardown() && !rc)
 		rc = EXIT_FAILURE;
 	close(lock);

@@ -8,6 +8,7 @@
 # rule in tests/Makefile when it links more than its file), with a "host" line in tests/list,
 # or a guest test with the option "host" (t_format, t_fpu_report: no module needed):
 #   t_mem_metrics  csfcat mem's metrics on fixed regions, linked as csfcat links them
+#   t_mem_tune     the interval tuning csfcat does for our kdamond, against the kernel's arithmetic
 #   t_mem_stat     csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
 #   t_prom         csfcat's Prometheus files (cpu, slices, fpu, mem): values, rules, promtool
 #   btf_host       the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF,

@@ -23,6 +23,7 @@ fi
 rc=$?
 echo
 echo "$test: what the guest showed (from $log):"
-# The test's lines, without the kernel's (timestamped) ones.
-sed -n "/^=== ${test}[-:]/,/^[A-Z]* $test/p" "$log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\]' | tr -d '\r'
+# The test's lines, without the kernel's (timestamped) ones; TEST:SCENARIO shows TEST's.
+name=${test%%:*}
+sed -n "/^=== ${name}[-:]/,/^[A-Z]* $name/p" "$log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\]' | tr -d '\r'
 exit "$rc"
