@@ -21,9 +21,12 @@
  * emulated). Run it with memory debugging off: VM_DEBUG=0 tests/debian/run.sh trixie bench.
  *
  * "bench --slices" measures what the long-slice watch (slice_warn_us) adds to a context switch:
- * with no module loaded, with the module and the watch off, with the watch on, and with the
- * kernel's own sched_switch trace event recording instead, as perf and trace-cmd record it. It
- * unloads and reloads the module (/csf/coarse_stat_fs.ko) itself, so it registers no thread.
+ * with no module loaded, with the module and the watch off, with the watch on, with the
+ * kernel's own sched_switch trace event recording instead, as perf and trace-cmd record it, and
+ * with a bpftrace program doing the watch's bookkeeping at sched_switch instead (Debian's
+ * bpftrace, which tests/debian/bpftrace-stage.sh stages as /csf/bpftrace/bpftrace; without it
+ * that mode is skipped). It unloads and reloads the module (/csf/coarse_stat_fs.ko) itself, so
+ * it registers no thread.
  *
  * "bench --reader" needs no module: it runs the first table on whatever CPU runs it, with the
  * library's reader (csf_page_snap(), csf_page_cyc()) on an ordinary page laid out as the
@@ -803,9 +806,10 @@ static void bench_slice_watch(void)
 	}
 	if (bpft.usable) {
 		qsort(bpft.attach_s, (size_t)bpft.starts, sizeof(bpft.attach_s[0]), cmp_double);
-		printf("bpftrace: %d starts, %.1f s from start to attached (median), %d long slices "
-		       "printed\n",
-		       bpft.starts, bpft.attach_s[bpft.starts / 2], bpft.long_slices);
+		printf("bpftrace: started %d times, attached %.1f s after its start (median); "
+		       "slices over %d ms it printed: %d\n",
+		       bpft.starts, bpft.attach_s[bpft.starts / 2], WATCH_US / 1000,
+		       bpft.long_slices);
 	}
 	for (int w = 0; w < 2; w++) {
 		double on = (med[w][W_ON] - med[w][W_NOMODULE]) / 2,
@@ -818,14 +822,14 @@ static void bench_slice_watch(void)
 		       fabs(off) <= n ? "met" : "NOT met");
 		if (bpft.usable) {
 			double bpf = (med[w][W_BPFTRACE] - med[w][W_NOMODULE]) / 2;
-			char ratio[32] = "none (bpftrace adds nothing)";
+			char ratio[40] = "has no ratio (bpftrace adds nothing)";
 
 			if (bpf > 0)
-				snprintf(ratio, sizeof(ratio), "%.2fx bpftrace's", on / bpf);
+				snprintf(ratio, sizeof(ratio), "costs %.2fx bpftrace's", on / bpf);
 			printf("target (%s): watch on below bpftrace: %.0f vs %.0f ns per switch, "
-			       "the watch %s, %s; difference %+.0f ns vs noise %.0f ns\n",
+			       "the watch %s, %s, %s the noise (%+.0f ns vs %.0f ns)\n",
 			       where[w].name, on, bpf, ratio, on < bpf ? "met" : "NOT met",
-			       on - bpf, n);
+			       fabs(on - bpf) > n ? "beyond" : "within", on - bpf, n);
 		}
 	}
 }
