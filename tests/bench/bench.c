@@ -21,9 +21,12 @@
  * emulated). Run it with memory debugging off: VM_DEBUG=0 tests/debian/run.sh trixie bench.
  *
  * "bench --slices" measures what the long-slice watch (slice_warn_us) adds to a context switch:
- * with no module loaded, with the module and the watch off, with the watch on, and with the
- * kernel's own sched_switch trace event recording instead, as perf and trace-cmd record it. It
- * unloads and reloads the module (/csf/coarse_stat_fs.ko) itself, so it registers no thread.
+ * with no module loaded, with the module and the watch off, with the watch on, with the
+ * kernel's own sched_switch trace event recording instead, as perf and trace-cmd record it, and
+ * with a bpftrace program doing the watch's bookkeeping at sched_switch instead (Debian's
+ * bpftrace, which tests/debian/bpftrace-stage.sh stages as /csf/bpftrace/bpftrace; without it
+ * that mode is skipped). It unloads and reloads the module (/csf/coarse_stat_fs.ko) itself, so
+ * it registers no thread.
  *
  * "bench --reader" needs no module: it runs the first table on whatever CPU runs it, with the
  * library's reader (csf_page_snap(), csf_page_cyc()) on an ordinary page laid out as the
@@ -35,7 +38,9 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -545,13 +550,162 @@ static void bench_fpu(void)
 
 #define TRACING "/sys/kernel/tracing"
 #define WARN "/sys/module/coarse_stat_fs/parameters/slice_warn_us"
+#define WATCH_US 50000 /* the watch's threshold, and the bpftrace program's */
+/* Debian's bpftrace, where tests/debian/bpftrace-stage.sh staged it for this boot. */
+#define BPFTRACE "/csf/bpftrace/bpftrace"
+#define BPF_READY "csf-bench: attached"
+#define BPF_LONG "long slice:"
+#define BPF_ATTACH_S 600 /* how long bpftrace may take to compile and attach, emulated */
 
-enum wmode { W_NOMODULE, W_OFF, W_ON, W_FTRACE, NR_WMODES };
+enum wmode { W_NOMODULE, W_OFF, W_ON, W_FTRACE, W_BPFTRACE, NR_WMODES };
 static const char *const wmode_name[NR_WMODES] = { "no module", "module, watch off",
-						   "watch on (50 ms)", "ftrace sched_switch" };
+						   "watch on (50 ms)", "ftrace sched_switch",
+						   "bpftrace sched_switch" };
+
+/*
+ * The watch's bookkeeping in bpftrace, as a user who wants long slices would write it: when
+ * each CPU's slice began, and at each switch, the outgoing task's slice (not the idle task's)
+ * against the threshold, the long ones printed. BEGIN runs once every probe is attached.
+ */
+static char bpf_prog[1024];
+static struct {
+	int usable; /* 1 while it attaches; 0 once it did not, or is not in this guest */
+	pid_t pid;
+	int out; /* its stdout and stderr */
+	char line[512];
+	size_t len;
+	double attach_s[32]; /* how long each start took to attach */
+	int starts, long_slices;
+} bpft;
+
+static void bpftrace_prog(void)
+{
+	snprintf(bpf_prog, sizeof(bpf_prog),
+		 "BEGIN { printf(\"%s\\n\"); }\n"
+		 "tracepoint:sched:sched_switch {\n"
+		 "	$now = nsecs;\n"
+		 "	$start = @start[cpu];\n"
+		 "	if (args.prev_pid != 0 && $start != 0 && $now - $start >= (uint64)%llu) {\n"
+		 "		printf(\"%s %%s (pid %%d) %%d ms on CPU %%d\\n\", args.prev_comm,\n"
+		 "		       args.prev_pid, ($now - $start) / 1000000, cpu);\n"
+		 "	}\n"
+		 "	@start[cpu] = $now;\n"
+		 "}\n"
+		 "END { clear(@start); }\n",
+		 BPF_READY, WATCH_US * 1000ull, BPF_LONG);
+}
+
+/*
+ * The next line bpftrace wrote, without its newline, within timeout_s: 1, or 0 at its end of
+ * output or past the timeout (-1: for as long as it takes).
+ */
+static int bpftrace_line(int timeout_s)
+{
+	uint64_t end = mono_ns() + (uint64_t)timeout_s * 1000000000ull;
+
+	bpft.len = 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = bpft.out, .events = POLLIN };
+		char c;
+
+		if (timeout_s >= 0) {
+			uint64_t now = mono_ns();
+
+			if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000) + 1) == 0)
+				return 0;
+		}
+		if (read(bpft.out, &c, 1) != 1)
+			return 0;
+		if (c == '\n')
+			break;
+		if (bpft.len < sizeof(bpft.line) - 1)
+			bpft.line[bpft.len++] = c;
+	}
+	bpft.line[bpft.len] = 0;
+	if (!strncmp(bpft.line, BPF_LONG, strlen(BPF_LONG)))
+		bpft.long_slices++;
+	return 1;
+}
+
+/* Stop bpftrace with sig, read what it still writes, and reap it: its wait status. */
+static int bpftrace_end(int sig)
+{
+	int status;
+
+	kill(bpft.pid, sig);
+	while (bpftrace_line(-1))
+		;
+	close(bpft.out);
+	if (waitpid(bpft.pid, &status, 0) != bpft.pid)
+		t_die("waitpid bpftrace");
+	return status;
+}
+
+static void bpftrace_stop(void)
+{
+	int status = bpftrace_end(SIGINT); /* it runs END and exits */
+
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "bpftrace stopped by SIGINT: exit status 0x%x", status);
+}
+
+/*
+ * Start bpftrace and wait until its probes are attached; when they are not, it is unusable.
+ * What it says before, it says the same each time: shown the first time, or when it fails.
+ */
+static void bpftrace_start(void)
+{
+	static char said[4096];
+	uint64_t t0 = mono_ns();
+	size_t n;
+	int p[2];
+
+	if (pipe(p))
+		t_die("pipe");
+	fflush(stdout);
+	bpft.pid = fork();
+	if (bpft.pid < 0)
+		t_die("fork");
+	if (!bpft.pid) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execl(BPFTRACE, "bpftrace", "-B", "line", "-e", bpf_prog, (char *)NULL);
+		printf("exec %s: %s\n", BPFTRACE, strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	bpft.out = p[0];
+	said[0] = 0;
+	while (bpftrace_line(BPF_ATTACH_S)) {
+		if (!strcmp(bpft.line, BPF_READY)) {
+			if (!bpft.starts)
+				printf("%s", said);
+			if (bpft.starts < (int)(sizeof(bpft.attach_s) / sizeof(bpft.attach_s[0])))
+				bpft.attach_s[bpft.starts++] = (double)(mono_ns() - t0) / 1e9;
+			return;
+		}
+		n = strlen(said);
+		snprintf(said + n, sizeof(said) - n, "#   bpftrace: %s\n", bpft.line);
+	}
+	printf("%s", said);
+	CHECK(0, "bpftrace did not attach: it exited, or took over %d s (its output above)",
+	      BPF_ATTACH_S);
+	bpftrace_end(SIGKILL);
+	bpft.usable = 0;
+}
+
+/* Whether mode m can be measured here: all can, but bpftrace where it is not staged or broke. */
+static int wmode_usable(enum wmode m)
+{
+	return m != W_BPFTRACE || bpft.usable;
+}
 
 static void wmode_enter(enum wmode m)
 {
+	char us[16];
+
 	switch (m) {
 	case W_NOMODULE:
 		umount(CSF_MOUNT_POINT);
@@ -563,11 +717,15 @@ static void wmode_enter(enum wmode m)
 				t_sleep_ns(20 * MS);
 		break;
 	case W_ON:
-		write_str(WARN, "50000");
+		snprintf(us, sizeof(us), "%d", WATCH_US);
+		write_str(WARN, us);
 		break;
 	case W_FTRACE:
 		write_str(TRACING "/events/sched/sched_switch/enable", "1");
 		write_str(TRACING "/tracing_on", "1");
+		break;
+	case W_BPFTRACE:
+		bpftrace_start();
 		break;
 	default:
 		break;
@@ -589,6 +747,10 @@ static void wmode_leave(enum wmode m)
 		write_str(TRACING "/events/sched/sched_switch/enable", "0");
 		write_str(TRACING "/trace", ""); /* empty the ring buffer */
 		break;
+	case W_BPFTRACE:
+		if (bpft.usable) /* it attached */
+			bpftrace_stop();
+		break;
 	default:
 		break;
 	}
@@ -601,33 +763,53 @@ static void bench_slice_watch(void)
 		const char *name;
 		int cpu_a, cpu_b;
 	} where[] = { { "one CPU", 0, 0 }, { "two CPUs", 0, 1 } };
-	double med[2][NR_WMODES], noise[2];
+	double r[2][NR_WMODES][RUNS], med[2][NR_WMODES], noise[2];
 
 	mount("nodev", TRACING, "tracefs", 0, NULL);
 	write_str(TRACING "/tracing_on", "0");
+	bpftrace_prog();
+	bpft.usable = access(BPFTRACE, X_OK) == 0;
 	printf("\n4. The long-slice watch: a byte back and forth through two pipes between two\n"
-	       "unregistered threads, %d round trips, median of %d runs; no BPF in the guest, so\n"
-	       "the tracer is the kernel's sched_switch event, as perf and trace-cmd record it\n\n",
-	       ITERS, RUNS);
+	       "unregistered threads, %d round trips, median of %d runs, the modes taking turns;\n"
+	       "the tracers: the kernel's sched_switch event, as perf and trace-cmd record it, and\n"
+	       "a bpftrace program doing the watch's bookkeeping (started and attached before each\n"
+	       "of its runs, stopped after):\n\n%s\n",
+	       ITERS, RUNS, bpf_prog);
+	if (!bpft.usable)
+		printf("SKIP bpftrace sched_switch: no %s in this guest (tests/debian/bpftrace-stage.sh "
+		       "stages it in a run that names bench or bench-slices)\n\n",
+		       BPFTRACE);
+	/* A mode's runs on one CPU and on two follow each other, so bpftrace starts once a run. */
+	for (int i = 0; i < RUNS; i++)
+		for (int m = 0; m < NR_WMODES; m++) {
+			if (!wmode_usable((enum wmode)m))
+				continue;
+			wmode_enter((enum wmode)m);
+			if (wmode_usable((enum wmode)m))
+				for (int w = 0; w < 2; w++)
+					r[w][m][i] = round_trip(where[w].cpu_a, where[w].cpu_b,
+								PLAIN, ITERS);
+			wmode_leave((enum wmode)m);
+		}
 	printf("%-10s %-22s %18s %18s\n", "threads on", "mode", "ns per round trip",
 	       "added ns / switch");
 	for (int w = 0; w < 2; w++) {
-		double r[NR_WMODES][RUNS];
-
-		for (int i = 0; i < RUNS; i++) {
-			for (int m = 0; m < NR_WMODES; m++) {
-				wmode_enter((enum wmode)m);
-				r[m][i] = round_trip(where[w].cpu_a, where[w].cpu_b, PLAIN, ITERS);
-				wmode_leave((enum wmode)m);
-			}
-		}
 		for (int m = 0; m < NR_WMODES; m++) {
-			qsort(r[m], RUNS, sizeof(r[m][0]), cmp_double);
-			med[w][m] = r[m][RUNS / 2];
+			if (!wmode_usable((enum wmode)m))
+				continue;
+			qsort(r[w][m], RUNS, sizeof(r[w][m][0]), cmp_double);
+			med[w][m] = r[w][m][RUNS / 2];
 			printf("%-10s %-22s %18.0f %18.0f\n", where[w].name, wmode_name[m],
 			       med[w][m], (med[w][m] - med[w][W_NOMODULE]) / 2);
 		}
-		noise[w] = (r[W_NOMODULE][RUNS * 3 / 4] - r[W_NOMODULE][RUNS / 4]) / 2;
+		noise[w] = (r[w][W_NOMODULE][RUNS * 3 / 4] - r[w][W_NOMODULE][RUNS / 4]) / 2;
+	}
+	if (bpft.usable) {
+		qsort(bpft.attach_s, (size_t)bpft.starts, sizeof(bpft.attach_s[0]), cmp_double);
+		printf("bpftrace: started %d times, attached %.1f s after its start (median); "
+		       "slices over %d ms it printed: %d\n",
+		       bpft.starts, bpft.attach_s[bpft.starts / 2], WATCH_US / 1000,
+		       bpft.long_slices);
 	}
 	for (int w = 0; w < 2; w++) {
 		double on = (med[w][W_ON] - med[w][W_NOMODULE]) / 2,
@@ -638,6 +820,17 @@ static void bench_slice_watch(void)
 		       "watch off within noise of no module: %+.0f ns vs noise %.0f ns, %s\n",
 		       where[w].name, on, tracer, on < tracer ? "met" : "NOT met", off, n,
 		       fabs(off) <= n ? "met" : "NOT met");
+		if (bpft.usable) {
+			double bpf = (med[w][W_BPFTRACE] - med[w][W_NOMODULE]) / 2;
+			char ratio[40] = "has no ratio (bpftrace adds nothing)";
+
+			if (bpf > 0)
+				snprintf(ratio, sizeof(ratio), "costs %.2fx bpftrace's", on / bpf);
+			printf("target (%s): watch on below bpftrace: %.0f vs %.0f ns per switch, "
+			       "the watch %s, %s, %s the noise (%+.0f ns vs %.0f ns)\n",
+			       where[w].name, on, bpf, ratio, on < bpf ? "met" : "NOT met",
+			       fabs(on - bpf) > n ? "beyond" : "within", on - bpf, n);
+		}
 	}
 }
 

@@ -59,6 +59,14 @@ stage_e2e=true
 case " ${CSF_E2E_SUITES-trixie trixie-backports} " in
 *" $suite "*) stage_e2e=tests/debian/e2e-stage.sh ;;
 esac
+# The suite's bpftrace, for the slice watch's benchmark to time next to (tests/bench/bench.c),
+# when a run names it: LLVM and clang make it large.
+stage_bpftrace=true
+for t in "$@"; do
+	case ${t%%:*} in
+	bench | bench-slices) stage_bpftrace=tests/debian/bpftrace-stage.sh ;;
+	esac
+done
 if [ "${CSF_REUSE_BUILD:-0}" = 1 ] && [ -x "$root/csf/art/init" ]; then
 	# The harness self-test's later cases: the tree the first one built is still there.
 	say "reusing the build in $root/csf (CSF_REUSE_BUILD=1)"
@@ -68,7 +76,9 @@ else
 	if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
 		'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
 		make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
-		tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art' \
+		tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art &&
+		{ '"$stage_bpftrace"' /csf/bpftrace-art ||
+		echo "bpftrace-stage.sh failed: the benchmark skips bpftrace"; }' \
 		>"$out/build.log" 2>&1; then
 		tail -n 30 "$out/build.log"
 		say "build failed; full log in $out/build.log"
@@ -181,9 +191,15 @@ if [ ! -x "$root/csf/e2e-art/csf/e2e/prometheus" ] && [ $# = 0 ]; then
 fi
 
 rc=0
+# The boot that runs the slice watch's benchmark also holds what bpftrace-stage.sh staged (a
+# bpftrace it cannot find, it skips).
+bpftrace_art=
+[ "$stage_bpftrace" = true ] || [ ! -d "$root/csf/bpftrace-art" ] ||
+	bpftrace_art=$root/csf/bpftrace-art
 if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
-	CSF_HOST_FAILS=$host_fails "$top/tests/harness/guest.sh" "$root/boot/vmlinuz-$kver" \
-		"$root/boot/config-$kver" "$root/csf/art" "$out" "${tests[@]}" || rc=1
+	CSF_HOST_FAILS=$host_fails VM_EXTRA_ART=$bpftrace_art "$top/tests/harness/guest.sh" \
+		"$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" "$root/csf/art" "$out" \
+		"${tests[@]}" || rc=1
 	host_fails=0
 fi
 # boot_alone TEST APPEND WHY: boot once more, with APPEND on the command line, for TEST alone;
