@@ -17,12 +17,15 @@ art=${1:?usage: systemd-stage.sh ART}
 cache=/var/cache/csf-systemd
 mkdir -p "$cache"
 
-# systemd, its private library where that is a package of its own (trixie), and the libraries it
-# links that the environment lacks (bookworm's has no systemd).
+# systemd, its private library where that is a package of its own, and the libraries they link
+# that the environment lacks (bookworm's has no systemd, and so neither iptables' nor
+# cryptsetup's libraries).
 if ! ls "$cache"/systemd_*.deb >/dev/null 2>&1; then
 	pkgs=systemd
 	! apt-cache show libsystemd-shared >/dev/null 2>&1 || pkgs="$pkgs libsystemd-shared"
-	for p in $(apt-cache depends systemd | awk '/^ *(Pre)?Depends: lib/ { print $2 }'); do
+	for p in $(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances systemd | awk '/^lib/' | sort -u); do
+		case " $pkgs " in *" $p "*) continue ;; esac
 		dpkg -s "$p" >/dev/null 2>&1 || pkgs="$pkgs $p"
 	done
 	echo "systemd-stage: downloading $pkgs"
@@ -47,9 +50,9 @@ for s in /usr/lib/systemd/systemd /lib/systemd/systemd; do
 done
 [ -L "$art/csf-systemd" ] || { echo "systemd-stage: no systemd binary in the package" >&2; exit 1; }
 
-# The libraries of every program in the package, at their own paths, as stage-guest.sh does;
-# the package's own private ones first.
-libpath=$(find "$x" -type d -path '*/systemd' -name systemd -printf '%p:' | sed 's/:$//')
+# The libraries of every program in the packages, at their own paths, as stage-guest.sh does;
+# those the packages hold first.
+libpath=$(find "$x" -name '*.so*' -printf '%h\n' | sort -u | tr '\n' : | sed 's/:$//')
 missing=
 for f in $(find "$x" -type f -perm -u+x) $(find "$x" -type f -name '*.so*'); do
 	out=$(LD_LIBRARY_PATH=$libpath ldd "$f" 2>/dev/null) || continue
@@ -63,7 +66,7 @@ for f in $(find "$x" -type f -perm -u+x) $(find "$x" -type f -name '*.so*'); do
 	done
 done
 if [ -n "$missing" ]; then
-	echo "systemd-stage: libraries not found:$missing" >&2
+	echo "systemd-stage: libraries not found: $(echo "$missing" | tr ' ' '\n' | sort -u | xargs)" >&2
 	exit 1
 fi
 

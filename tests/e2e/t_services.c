@@ -393,6 +393,7 @@ SCENARIO(mem_runs, "csfcat-mem starts and stays up and writes its file, from DAM
 	REQUIRE(start(MEM), "csfcat-mem did not start");
 	pid = prop_ll(MEM, "MainPID");
 	REQUIRE(file_has(MEM_PROM, "csfcat_memory_idle_seconds{", START_S), "no " MEM_PROM);
+	printf("#   DAMON_STAT %s: %s expected\n", damon_stat_on() ? "on" : "off", source);
 	CHECK(file_has(MEM_PROM, source, 1), "not %s", source);
 	if (!damon_stat_on())
 		CHECK_EQ(file_read_ll(kdamonds), 1);
@@ -587,7 +588,7 @@ SCENARIO(no_damon, "on a kernel without DAMON csfcat-mem exits 5 and stays stopp
 	systemctl("start " MEM);
 	CHECK(wait_state(MEM, "failed", NULL, START_S), "not failed");
 	t_sleep_ns(2 * RESTART_S * 1000 * MS + 1000 * MS);
-	stays_failed(MEM, 5, mark, "CONFIG_DAMON");
+	stays_failed(MEM, 5, mark, "has no DAMON (CONFIG_DAMON is not set)");
 	systemctl("reset-failed " MEM);
 }
 
