@@ -201,23 +201,23 @@ static void drop_ins(bool there)
 {
 	static const char *const units[] = { SLICES, MEM };
 	static bool now;
-	char path[256];
+	char dir[256], path[300];
 	FILE *f;
 
 	if (there == now)
 		return;
 	now = there;
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		snprintf(path, sizeof(path), "/run/systemd/system/%s.d", units[i]);
+		snprintf(dir, sizeof(dir), "/run/systemd/system/%s.d", units[i]);
+		snprintf(path, sizeof(path), "%s/csf-test.conf", dir);
 		if (there) {
 			mkdir("/run/systemd/system", 0755);
-			mkdir(path, 0755);
-			strcat(path, "/csf-test.conf");
+			mkdir(dir, 0755);
 			f = fopen(path, "w");
-			if (!f || fprintf(f, "[Service]\nRestartSec=%ds\n", RESTART_S) < 0 || fclose(f))
+			if (!f || fprintf(f, "[Service]\nRestartSec=%ds\n", RESTART_S) < 0 ||
+			    fclose(f))
 				t_die("writing %s", path);
 		} else {
-			strcat(path, "/csf-test.conf");
 			unlink(path);
 		}
 	}
@@ -325,7 +325,8 @@ SCENARIO(installed, "both units load as installed: csfcat in /usr/bin, restarts 
 		/* One systemctl for all: under emulation each takes a while. */
 		snprintf(cmd, sizeof(cmd), "systemctl show %s", units[i]);
 		for (size_t p = 0; p < ARRAY_SIZE(want); p++)
-			snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -p %s", want[p][0]);
+			snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -p %s",
+				 want[p][0]);
 		/* A newline first, so that every property follows one. */
 		out[0] = '\n';
 		REQUIRE(quiet(cmd, out + 1, sizeof(out) - 1) == 0, "%s", cmd);
@@ -569,7 +570,7 @@ SCENARIO(refused, "settings csfcat refuses: both services exit 2 and stay stoppe
 	CHECK(wait_state(SLICES, "failed", NULL, START_S), "not failed");
 	CHECK(wait_state(MEM, "failed", NULL, START_S), "not failed");
 	/* Past two RestartSec: no retry. */
-	t_sleep_ns(2 * RESTART_S * 1000 * MS + 1000 * MS);
+	t_sleep_ns((2 * RESTART_S + 1) * 1000ull * MS);
 	stays_failed(SLICES, 2, mark_slices, "--threshold takes ms, from 1 to 60000, not 0");
 	stays_failed(MEM, 2, mark_mem, "--watch needs seconds, not 0");
 	CHECK_EQ(file_read_ll(WARN_US), 0);
@@ -587,7 +588,7 @@ SCENARIO(no_damon, "on a kernel without DAMON csfcat-mem exits 5 and stays stopp
 	drop_ins(true);
 	systemctl("start " MEM);
 	CHECK(wait_state(MEM, "failed", NULL, START_S), "not failed");
-	t_sleep_ns(2 * RESTART_S * 1000 * MS + 1000 * MS);
+	t_sleep_ns((2 * RESTART_S + 1) * 1000ull * MS);
 	stays_failed(MEM, 5, mark, "has no DAMON (CONFIG_DAMON is not set)");
 	systemctl("reset-failed " MEM);
 }
