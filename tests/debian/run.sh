@@ -26,7 +26,7 @@ out=$top/build/debian/$suite
 if [ "$(id -u)" != 0 ]; then
 	echo "run[$suite]: mmdebstrap and chroot need root: running through sudo"
 	exec sudo --preserve-env=CSF_CACHE,CSF_HOST_TESTS,CSF_FUZZ,CSF_SOAK,CSF_SEED,CSF_CHURN \
-		--preserve-env=FPU_SEED_PLANT,CSF_DEBS,CSF_REUSE_BUILD,CSF_E2E_SUITES \
+		--preserve-env=FPU_SEED_PLANT,CSF_DEBS,CSF_REUSE_BUILD,CSF_E2E_SUITES,CSF_SERVICES_SUITES \
 		--preserve-env=VM_TIMEOUT,VM_DEBUG,VM_ACCEL \
 		--preserve-env=VM_SMP,VM_MEM,VM_TCG_THREAD,VM_APPEND,VM_CPU "$0" "$suite" "$@"
 fi
@@ -67,6 +67,11 @@ for t in "$@"; do
 	bench | bench-slices) stage_bpftrace=tests/debian/bpftrace-stage.sh ;;
 	esac
 done
+# The services test's systemd (tests/e2e/t_services.c), from these suites' own packages.
+stage_services=true
+case " ${CSF_SERVICES_SUITES-bookworm trixie} " in
+*" $suite "*) stage_services=tests/debian/systemd-stage.sh ;;
+esac
 if [ "${CSF_REUSE_BUILD:-0}" = 1 ] && [ -x "$root/csf/art/init" ]; then
 	# The harness self-test's later cases: the tree the first one built is still there.
 	say "reusing the build in $root/csf (CSF_REUSE_BUILD=1)"
@@ -77,6 +82,7 @@ else
 		'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
 		make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
 		tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art &&
+		'"$stage_services"' /csf/services-art &&
 		{ '"$stage_bpftrace"' /csf/bpftrace-art ||
 		echo "bpftrace-stage.sh failed: the benchmark skips bpftrace"; }' \
 		>"$out/build.log" 2>&1; then
@@ -183,10 +189,14 @@ for t in "$@"; do
 done
 [ $# -gt 0 ] || mapfile -t alone < <(awk '!/^#/ && $3 == "default" && /boot=/ { print $1 }' \
 	"$top/tests/list")
-# The end-to-end test's boot only where its programs are staged (CSF_E2E_SUITES).
-if [ ! -x "$root/csf/e2e-art/csf/e2e/prometheus" ] && [ $# = 0 ]; then
+# The end-to-end test's boot only where its programs are staged (CSF_E2E_SUITES), the services
+# test's only where systemd is (CSF_SERVICES_SUITES).
+if [ $# = 0 ]; then
 	for i in "${!alone[@]}"; do
-		[ "${alone[$i]}" != e2e ] || unset "alone[$i]"
+		case ${alone[$i]} in
+		e2e) [ -x "$root/csf/e2e-art/csf/e2e/prometheus" ] || unset "alone[$i]" ;;
+		services) [ -L "$root/csf/services-art/csf-systemd" ] || unset "alone[$i]" ;;
+		esac
 	done
 fi
 
@@ -203,11 +213,15 @@ if [ $# = 0 ] || [ "${#tests[@]}" -gt 0 ]; then
 	host_fails=0
 fi
 # boot_alone TEST APPEND WHY: boot once more, with APPEND on the command line, for TEST alone;
-# the e2e test's boot also holds what e2e-stage.sh staged (only that boot: Prometheus is large).
+# the e2e test's boot also holds what e2e-stage.sh staged (only that boot: Prometheus is large),
+# the services test's what systemd-stage.sh staged.
 boot_alone() {
 	say "booting again with $2 for $3 (log: $out/$1/console.log)"
 	local extra=
-	[ "${1%%:*}" != e2e ] || extra=$root/csf/e2e-art
+	case ${1%%:*} in
+	e2e) extra=$root/csf/e2e-art ;;
+	services) extra=$root/csf/services-art ;;
+	esac
 	CSF_HOST_FAILS=$host_fails VM_EXTRA_ART=$extra VM_APPEND="$2${VM_APPEND:+ $VM_APPEND}" \
 		"$top/tests/harness/guest.sh" "$root/boot/vmlinuz-$kver" "$root/boot/config-$kver" \
 		"$root/csf/art" "$out/$1" "$1" || rc=1

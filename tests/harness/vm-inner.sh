@@ -9,10 +9,18 @@
 # final "RESULT <failures>", also go to ttyS1, which the host reads (results.log).
 
 export PATH=/bin:/csf/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+# The services test's boot (csf.systemd=1, tests/list): Debian's systemd, which
+# tests/debian/systemd-stage.sh staged, becomes PID 1 and runs this script again as a service,
+# not PID 1, for the rest; the filesystems are then systemd's.
+if [ "$$" = 1 ]; then
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev
+	mount -t tmpfs tmp /tmp
+	if grep -q 'csf\.systemd=1' /proc/cmdline && [ -x /csf-systemd ]; then
+		exec /csf-systemd
+	fi
+fi
 exec </dev/null >/dev/console 2>&1
 
 res=/dev/ttyS1
