@@ -251,8 +251,11 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) t_die(const c
 	exit(1);
 }
 
-/* Run a shell command, capture its stdout (NUL-terminated), return its exit status or -1. */
-static inline int t_run(const char *cmd, char *out, size_t len)
+/*
+ * Run a shell command, capture its stdout (NUL-terminated), return its exit status or -1,
+ * printing nothing: for polling.
+ */
+static inline int t_run_quiet(const char *cmd, char *out, size_t len)
 {
 	FILE *f = popen(cmd, "r");
 	size_t n;
@@ -263,8 +266,16 @@ static inline int t_run(const char *cmd, char *out, size_t len)
 	n = fread(out, 1, len - 1, f);
 	out[n] = 0;
 	status = pclose(f);
-	printf("#   $ %s -> %d\n", cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* t_run_quiet(), and a "#   $ CMD -> STATUS" line. */
+static inline int t_run(const char *cmd, char *out, size_t len)
+{
+	int rc = t_run_quiet(cmd, out, len);
+
+	printf("#   $ %s -> %d\n", cmd, rc);
+	return rc;
 }
 
 /* Sleep for ns nanoseconds, whatever signals arrive. */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tslice.h: what the long-slice watch's reports may say of the tasks waiting on a CPU, for
- * t_slice and t_hotplug_watch.
+ * t_slice and t_hotplug_watch; and the slice the end-to-end tests make it report (t_e2e,
+ * t_services).
  */
 #ifndef CSF_TESTS_TSLICE_H
 #define CSF_TESTS_TSLICE_H
 
 #include "t.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/utsname.h>
 
@@ -31,6 +34,25 @@ static inline bool t_waiting_ok(int waiting, int n)
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return waiting == -1;
 	return t_preempt_rt() ? waiting >= n : waiting == n || waiting == n + 1;
+}
+
+/*
+ * A thread body: 100 ms on CPU 1 as SCHED_FIFO, which a 50 ms threshold reports once in class
+ * rt. Returns non-NULL when the policy could not be set.
+ */
+static inline void *t_fifo_spin_100ms(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 20 };
+	uint64_t t0;
+
+	(void)arg;
+	t_pin(1);
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		return (void *)1;
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 100000000ull)
+		;
+	return NULL;
 }
 
 #endif /* CSF_TESTS_TSLICE_H */

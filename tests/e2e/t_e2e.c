@@ -14,6 +14,7 @@
 /* A smaller cold set than t_mem's: this guest also holds Prometheus. */
 #define COLD_MIB 256
 #include "../t.h"
+#include "../tslice.h"
 #include "../tmem.h"
 #include "../../tools/json.h"
 
@@ -310,21 +311,6 @@ static bool need_stack(void)
 		REQUIRE(need_stack(), "the exporter, csfcat and Prometheus did not come up"); \
 	} while (0)
 
-static void *spin(void *arg)
-{
-	struct sched_param sp = { .sched_priority = 20 };
-	uint64_t t0;
-
-	(void)arg;
-	t_pin(1);
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
-		return (void *)1;
-	t0 = mono_ns();
-	while (mono_ns() - t0 < 100 * MS)
-		;
-	return NULL;
-}
-
 SCENARIO(slice_counted, "a 100 ms SCHED_FIFO spin reaches Prometheus once, class rt, over 50 ms")
 {
 	const char *rt = LAST("csfcat_long_slices_total{class=\"rt\"}");
@@ -343,7 +329,7 @@ SCENARIO(slice_counted, "a 100 ms SCHED_FIFO spin reaches Prometheus once, class
 	REQUIRE(wait_value(rt_over, NAN, SCRAPE_S, &over0), "no %s", rt_over);
 	REQUIRE(query(rt, &before, labels, sizeof(labels)) == 1, "series of %s", rt);
 	printf("#   before: %s= %.0f (%s)\n", rt, before, labels);
-	pthread_create(&th, NULL, spin, NULL);
+	pthread_create(&th, NULL, t_fifo_spin_100ms, NULL);
 	pthread_join(th, &err);
 	REQUIRE(!err, "SCHED_FIFO refused");
 	REQUIRE(wait_value(rt, before, SCRAPE_S, &after), "%s stayed %.0f", rt, before);
@@ -368,7 +354,7 @@ SCENARIO(alert_fires, "the rule for a CPU held over 50 ms fires, for class rt")
 	if (query(LAST("csfcat_long_slices_total{class=\"rt\"}") " > 0", NULL, NULL, 0) < 1) {
 		pthread_t th;
 
-		pthread_create(&th, NULL, spin, NULL);
+		pthread_create(&th, NULL, t_fifo_spin_100ms, NULL);
 		pthread_join(th, NULL);
 	}
 	for (int i = 0; i < SCRAPE_S * 10 && !firing; i++) {
@@ -404,7 +390,8 @@ SCENARIO(memory_percentiles,
 	 "memory idle percentiles in Prometheus as csfcat wrote them: 101, ordered, the hot set")
 {
 	char file[64 * 1024], line[160], labels[1024];
-	double v, vals[101];
+	const char *aggr;
+	double v, vals[101], aggr_s;
 	int n, same = 0;
 
 	if (!has_damon)
@@ -441,11 +428,18 @@ SCENARIO(memory_percentiles,
 		      vals[p - 1]);
 	/*
 	 * The hot 64 MiB is written all the time: the lowest percentile is memory accessed in the
-	 * last aggregation interval (negative), as csfcat mem writes it. How idle the cold set
+	 * last aggregation interval (negative), as csfcat mem writes it, or, from DAMON_STAT,
+	 * idle for one interval at most: it snapshots at any sample, and early in an interval the
+	 * hot regions can have no access counted yet (age 0: one interval). How idle the cold set
 	 * looks is t_mem's to judge: this guest's kdamond shares two vCPUs with Prometheus.
 	 */
-	printf("#   p0 %.3f s, p50 %.3f s, p100 %.3f s\n", vals[0], vals[50], vals[100]);
-	CHECK(vals[0] <= 0, "p0 %.3f s: the hot set does not look accessed", vals[0]);
+	aggr = strstr(file, "csfcat_memory_aggregation_interval_seconds{");
+	aggr_s = aggr && strstr(aggr, "} ") ? strtod(strstr(aggr, "} ") + 2, NULL) : 0;
+	printf("#   p0 %.3f s, p50 %.3f s, p100 %.3f s; aggregation interval %.3f s\n", vals[0],
+	       vals[50], vals[100], aggr_s);
+	CHECK(vals[0] <= 0 || (strstr(labels, "source=damon_stat ") && vals[0] <= aggr_s + 0.0005),
+	      "p0 %.3f s: the hot set does not look accessed (aggregation interval %.3f s)",
+	      vals[0], aggr_s);
 	CHECK(vals[100] > vals[0], "p100 %.3f s, p0 %.3f s", vals[100], vals[0]);
 }
 

@@ -14,6 +14,7 @@
  * a drop-in in /run shortens RestartSec and nothing else.
  */
 #include "../t.h"
+#include "../tslice.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -40,21 +41,6 @@
 
 static bool has_damon;
 
-/* A command's output, without the "#   $" line t_run() prints: for polling. */
-static int quiet(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-	int status;
-
-	if (!f)
-		t_die("popen %s", cmd);
-	n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	status = pclose(f);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* systemctl ARGS, shown with its status and output. */
 static int systemctl(const char *args)
 {
@@ -76,7 +62,7 @@ static const char *prop(const char *unit, const char *name)
 	char cmd[256], *v = out[next++ % 4];
 
 	snprintf(cmd, sizeof(cmd), "systemctl show -p %s --value %s 2>/dev/null", name, unit);
-	if (quiet(cmd, v, sizeof(out[0])))
+	if (t_run_quiet(cmd, v, sizeof(out[0])))
 		v[0] = 0;
 	v[strcspn(v, "\n")] = 0;
 	return v;
@@ -111,7 +97,7 @@ static int journal_mark(const char *unit)
 	char cmd[256], out[32];
 
 	snprintf(cmd, sizeof(cmd), "journalctl -q --no-pager -o cat -u %s | wc -l", unit);
-	return quiet(cmd, out, sizeof(out)) ? 0 : atoi(out);
+	return t_run_quiet(cmd, out, sizeof(out)) ? 0 : atoi(out);
 }
 
 /* The unit's journal after line mark, in out. */
@@ -121,7 +107,7 @@ static void journal_since(const char *unit, int mark, char *out, size_t len)
 
 	snprintf(cmd, sizeof(cmd), "journalctl -q --no-pager -o cat -u %s | tail -n +%d", unit,
 		 mark + 1);
-	quiet(cmd, out, len);
+	t_run_quiet(cmd, out, len);
 }
 
 /* Wait until the unit's journal after mark holds text; print it when it does not. */
@@ -240,7 +226,7 @@ static void setup(void)
 	printf("#   %.1f s after boot\n", (double)up.tv_sec + (double)up.tv_nsec / 1e9);
 	systemctl("stop " SLICES " " MEM);
 	/* Quiet: it fails on a unit systemd has not loaded yet. */
-	quiet("systemctl reset-failed " SLICES " " MEM " 2>&1", out, sizeof(out));
+	t_run_quiet("systemctl reset-failed " SLICES " " MEM " 2>&1", out, sizeof(out));
 	settings_of_the_test();
 	if (system("rm -rf " TEXTFILE))
 		t_die("rm -rf " TEXTFILE);
@@ -286,21 +272,6 @@ static bool damon_stat_on(void)
 	       v[0] == 'Y';
 }
 
-static void *spin(void *arg)
-{
-	struct sched_param sp = { .sched_priority = 20 };
-	uint64_t t0;
-
-	(void)arg;
-	t_pin(1);
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
-		return (void *)1;
-	t0 = mono_ns();
-	while (mono_ns() - t0 < 100 * MS)
-		;
-	return NULL;
-}
-
 SCENARIO(installed, "both units load as installed: csfcat in /usr/bin, restarts 30 s apart, but "
 		    "not on exit 2 or 5; off until enabled")
 {
@@ -329,7 +300,7 @@ SCENARIO(installed, "both units load as installed: csfcat in /usr/bin, restarts 
 				 want[p][0]);
 		/* A newline first, so that every property follows one. */
 		out[0] = '\n';
-		REQUIRE(quiet(cmd, out + 1, sizeof(out) - 1) == 0, "%s", cmd);
+		REQUIRE(t_run_quiet(cmd, out + 1, sizeof(out) - 1) == 0, "%s", cmd);
 		printf("#   %s:%s", units[i], out);
 		for (size_t p = 0; p < ARRAY_SIZE(want); p++) {
 			char key[64];
@@ -361,7 +332,7 @@ SCENARIO(slices_runs, "csfcat-slices starts and stays up, sets slice_warn_us, wr
 	      "no line saying what it follows");
 	CHECK_EQ(file_read_ll(WARN_US), THRESHOLD_MS * 1000);
 	pid = prop_ll(SLICES, "MainPID");
-	pthread_create(&th, NULL, spin, NULL);
+	pthread_create(&th, NULL, t_fifo_spin_100ms, NULL);
 	pthread_join(th, &err);
 	REQUIRE(!err, "SCHED_FIFO refused");
 	/* The spinning thread's id is not ours to know: its process's and its class are. */
