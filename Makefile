@@ -150,7 +150,7 @@ bench: ## Benchmarks in a VM without memory debugging: costs per call, per switc
 	@$(MAKE) --no-print-directory tools/csfcat && tests/bench/fpu-report-bench.sh
 	@# The always-on kdamond: tuned by csfcat against DAMON_STAT, which 7.3 has (docs/mem.md).
 	@VM_DEBUG=0 VM_TCG_THREAD=$(or $(VM_TCG_THREAD),multi) VM_TIMEOUT=$(or $(VM_TIMEOUT),3000) \
-		SUITE=$(or $(SUITE),trixie-backports) tests/harness/show.sh mem:DAMON_STAT_agree
+		SUITE=$(or $(SUITE),trixie-backports) tests/harness/show.sh mem:agree
 
 bench-reader: user ## The library's reader on an ordinary page, on this CPU (no module needed)
 	$(B)/tests/bench --reader
