@@ -207,7 +207,17 @@ SCENARIO(no_ptrace_write, "forced writes through ptrace are refused")
 		raise(SIGSTOP);
 		_exit(((const struct csf_thread_page *)cm)->hdr.magic == CSF_MAGIC ? 0 : 1);
 	}
-	REQUIRE(read(p[0], &addr, sizeof(addr)) == sizeof(addr), "pipe read");
+	close(p[1]);
+	if (pid < 0 || read(p[0], &addr, sizeof(addr)) != sizeof(addr)) {
+		close(p[0]);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		REQUIRE(false, "fork, or the child's address through the pipe: %s",
+			strerror(errno));
+	}
+	close(p[0]);
 	waitpid(pid, NULL, WUNTRACED);
 	errno = 0;
 	word = ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
@@ -215,8 +225,6 @@ SCENARIO(no_ptrace_write, "forced writes through ptrace are refused")
 	CHECK_ERRNO(ptrace(PTRACE_POKEDATA, pid, (void *)addr, (void *)0L), EIO);
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
 	CHECK_EQ(child_status(pid), 0);
-	close(p[0]);
-	close(p[1]);
 }
 
 SCENARIO(dontneed_sigbus,

@@ -72,6 +72,7 @@ struct result {
 static bool scenario(const char *prog, struct result *r)
 {
 	int ready[2], go[2], done[2], res[2], status;
+	ssize_t got;
 	pid_t a;
 
 	if (pipe(ready) || pipe(go) || pipe(done) || pipe(res))
@@ -110,19 +111,30 @@ static bool scenario(const char *prog, struct result *r)
 		execl(prog, prog, "worker", args[0], args[1], args[2], (char *)NULL);
 		_exit(95);
 	}
+	if (a < 0)
+		t_die("fork");
+	/*
+	 * The pipes are A's and B's: with no end left here, a reader among them sees the end of
+	 * the file when the other side dies, rather than waiting for us.
+	 */
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
 	close(res[1]);
-	if (read(res[0], r, sizeof(*r)) != sizeof(*r)) {
+	got = read(res[0], r, sizeof(*r));
+	close(res[0]);
+	waitpid(a, &status, 0);
+	if (got != sizeof(*r)) {
 		printf("#   the watcher reported nothing\n");
-		waitpid(a, &status, 0);
 		return false;
 	}
-	waitpid(a, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		printf("#   %s: exit status %#x\n", prog, status);
 		return false;
 	}
-	for (int *fd = ready; fd <= res + 1; fd++)
-		close(*fd);
 	return true;
 }
 

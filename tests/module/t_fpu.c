@@ -33,14 +33,6 @@
 
 /* ---- What the CPU offers, as user space sees it ---- */
 
-static uint64_t xgetbv0(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return (uint64_t)hi << 32 | lo;
-}
-
 /* A flag of the kernel's view, /proc/cpuinfo's "flags" of the first CPU. */
 static bool cpu_flag(const char *name)
 {
@@ -63,6 +55,17 @@ static bool cpu_flag(const char *name)
 	}
 	snprintf(pat, sizeof(pat), " %s ", name);
 	return strstr(flags, pat);
+}
+
+/* XCR0; 0 where the kernel does not use XSAVE, whose CR4.OSXSAVE xgetbv needs (else #UD). */
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+
+	if (!cpu_flag("xsave"))
+		return 0;
+	asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
 }
 
 static const char *const ops[] = { "XSAVE", "XSAVEOPT", "XSAVEC", "XSAVES", "XRSTOR", "XRSTORS" };

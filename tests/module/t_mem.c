@@ -565,9 +565,14 @@ static void signal_stops(int sig, const char *name)
 	stat_off();
 	pid = spawn_csfcat("--duration 60");
 	kd = wait_kdamond_on();
-	CHECK(kd > 0, "our kdamond did not start");
-	if (kd <= 0)
+	if (kd <= 0) {
+		/* csfcat failed, or still waits: SIGTERM lets it remove what it made. */
+		kill(pid, SIGTERM);
+		status = wait_status(pid, 30);
+		CHECK(false, "our kdamond did not start; csfcat's status %#x", status);
+		check_clean(name, -1);
 		return;
+	}
 	if (sig == SIGINT) {
 		/* A second csfcat mem meanwhile waits its turn, touching nothing. */
 		CHECK_EQ(run("csfcat mem --duration 1"), 1);

@@ -670,22 +670,26 @@ SCENARIO(thread_page_longest,
 	struct csf_thread_hist h0, h1, h2;
 	struct csf_snap a, b;
 	uint64_t runq0 = 0, runq1 = 0, on = 0, max_us;
-	int bucket;
+	int bucket, hist;
 
 	struct sched_param fifo = { .sched_priority = 10 }, other = { 0 };
 
 	start_from(threshold / 1000, true);
-	/* SCHED_FIFO: timers' threads (PREEMPT_RT) and fair tasks cannot split the spin. */
 	t_pin(1);
+	REQUIRE(csf_thread_hist(&h0) == 0, "csf_thread_hist: %s", strerror(errno));
+	/*
+	 * SCHED_FIFO: timers' threads (PREEMPT_RT) and fair tasks cannot split the spin. Nothing
+	 * fails between here and SCHED_OTHER again, which the scenarios after this one need.
+	 */
 	REQUIRE(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, "FIFO");
 	t_snap(&a);
-	REQUIRE(csf_thread_hist(&h0) == 0, "csf_thread_hist: %s", strerror(errno));
 	t_spin_ns(200 * MS); /* over the 50 ms threshold */
 	for (int i = 0; i < 5; i++)
 		t_sleep_ns(10 * MS);
 	t_snap(&b);
-	REQUIRE(csf_thread_hist(&h1) == 0, "csf_thread_hist");
+	hist = csf_thread_hist(&h1);
 	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+	REQUIRE(hist == 0, "csf_thread_hist");
 	max_us = (uint64_t)(t_ms(&b, b.p.max_oncpu_cyc) * 1000);
 	printf("#   max_oncpu %.1f ms, nr_long %llu (threshold %u us)\n", max_us / 1e3,
 	       (unsigned long long)h1.nr_long_oncpu, h1.long_threshold_us);
