@@ -668,7 +668,7 @@ SCENARIO(thread_page_longest,
 	 "the thread page: the longest stretch, the histograms, stretches over the threshold")
 {
 	struct csf_thread_hist h0, h1, h2;
-	struct csf_snap a, b;
+	struct csf_snap b;
 	uint64_t runq0 = 0, runq1 = 0, on = 0, max_us;
 	int bucket, hist;
 
@@ -682,7 +682,6 @@ SCENARIO(thread_page_longest,
 	 * fails between here and SCHED_OTHER again, which the scenarios after this one need.
 	 */
 	REQUIRE(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, "FIFO");
-	t_snap(&a);
 	t_spin_ns(200 * MS); /* over the 50 ms threshold */
 	for (int i = 0; i < 5; i++)
 		t_sleep_ns(10 * MS);
