@@ -29,6 +29,11 @@
 #define MEM_NR_PCT 101
 /* DAMON_STAT's aggregation interval is 20 sampling intervals, a ratio its tuner keeps. */
 #define MEM_STAT_SAMPLES_PER_AGGR 20
+/*
+ * Our kdamond's pid and number of schemes while it runs, so that the next csfcat mem removes it
+ * if we are killed (csfcat_mem_sysfs.c: kd_record(), kd_reclaim()).
+ */
+#define MEM_KD_RECORD "/run/csfcat-mem.kdamond"
 /* --watch judges DAMON_STAT's bandwidth by the largest of this many of its refreshes. */
 #define MEM_BW_WINDOW 5
 
@@ -248,6 +253,8 @@ void mem_catch_signals(void);
  * between a check of mem_stop_sig and the sleep. Returns false when a signal asks us to stop.
  */
 bool mem_sleep_s(double s);
+/* Whether a stopping signal has come, delivering one that waits: mem_sleep_s(0). */
+bool mem_stopping(void);
 /* Die of the signal that stopped us, once everything is cleaned up, as an unhandled one would. */
 void mem_reraise(void);
 /* CLOCK_MONOTONIC in seconds. */

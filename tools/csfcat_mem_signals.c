@@ -23,15 +23,27 @@ double mem_mono_s(void)
 
 bool mem_sleep_s(double s)
 {
-	double end = mem_mono_s() + s, left;
+	double end = mem_mono_s() + s, left = s;
 
-	while (!mem_stop_sig && (left = end - mem_mono_s()) > 0) {
-		struct timespec ts = { .tv_sec = (time_t)left,
-				       .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
+	/*
+	 * One ppoll() at least, with no time left too: a signal that came during a sysfs write is
+	 * delivered here, even when that write took longer than the sleep that follows it.
+	 */
+	do {
+		struct timespec ts = { 0 };
 
+		if (left > 0) {
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)(time_t)left) * 1e9);
+		}
 		ppoll(NULL, 0, &ts, &sleep_mask);
-	}
+	} while (!mem_stop_sig && (left = end - mem_mono_s()) > 0);
 	return !mem_stop_sig;
+}
+
+bool mem_stopping(void)
+{
+	return !mem_sleep_s(0);
 }
 
 static void on_signal(int sig)

@@ -43,6 +43,8 @@
 /* vaddr re-reads the process's mappings this often: DAMON's default, not DAMON_STAT's 60 s. */
 #define VADDR_UPDATE_US 1000000
 #define DEFAULT_DURATION_S 10.0
+/* How often DAMON applies our counting schemes (kd_schemes()). */
+#define SCHEME_APPLY_US 1000000
 /* csfcat's tuning steps: at least this far apart (tune_period_s()). */
 #define TUNE_MIN_PERIOD_S 1.0
 
@@ -163,10 +165,17 @@ static int kd_state(const char *cmd)
 	}
 }
 
+static bool kd_running(void)
+{
+	char state[16];
+
+	return !mem_read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
+}
+
 /* Stop and remove what we created. Safe to call when we created nothing. */
 static int kd_teardown(void)
 {
-	char state[16] = "";
+	char state[16] = "", path[PATH_MAX];
 	uint64_t nr = 1;
 
 	if (!kd.created)
@@ -186,7 +195,59 @@ static int kd_teardown(void)
 		return -1;
 	}
 	kd.created = false;
+	unlink(mem_at_root(MEM_KD_RECORD, path, sizeof(path)));
 	return 0;
+}
+
+/*
+ * Record our kdamond while it runs. A csfcat mem killed with SIGKILL (systemd's stop timeout, the
+ * OOM killer) cannot remove it, and the next csfcat mem, the service restarted, would find it in
+ * the way for good. Without /run (a container, say) nothing is recorded and such a kdamond is
+ * named as another program's.
+ */
+static void kd_record(void)
+{
+	char buf[PATH_MAX], val[64];
+	const char *path = mem_at_root(MEM_KD_RECORD, buf, sizeof(buf));
+	uint64_t nr = 0;
+	ssize_t len;
+	int fd;
+
+	mem_read_u64(CTX0 "/schemes/nr_schemes", &nr);
+	len = snprintf(val, sizeof(val), "%d %" PRIu64 "\n", kd.pid, nr);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, val, (size_t)len) != len)
+		unlink(path);
+	close(fd);
+}
+
+/*
+ * Remove the kdamond a killed csfcat mem left running: the one kdamond there is, with the pid and
+ * the number of schemes it recorded. Called holding the lock that every csfcat mem running a
+ * kdamond holds, so the csfcat that made it is gone; any other kdamond is left alone.
+ */
+static void kd_reclaim(void)
+{
+	char rec[64], path[PATH_MAX];
+	int64_t pid = -1, rec_pid;
+	uint64_t nr = 0, rec_nr, nr_schemes = 0;
+
+	if (mem_read_file(MEM_KD_RECORD, rec, sizeof(rec)))
+		return;
+	if (sscanf(rec, "%" SCNd64 " %" SCNu64, &rec_pid, &rec_nr) == 2 && rec_pid > 0 &&
+	    !mem_read_u64(KDAMONDS "/nr_kdamonds", &nr) && nr == 1 && kd_running() &&
+	    !mem_read_i64(KD0 "/pid", &pid) && pid == rec_pid &&
+	    !mem_read_u64(CTX0 "/schemes/nr_schemes", &nr_schemes) && nr_schemes == rec_nr) {
+		fprintf(stderr, "%s: " MEM_CMD ": removing kdamond %" PRId64 ", which %s\n",
+			csfcat_prog, pid, "an earlier csfcat mem left running when it was killed");
+		kd.created = true;
+		if (kd_teardown())
+			return;
+	}
+	/* Not, or no longer, ours: a record of nothing. */
+	unlink(mem_at_root(MEM_KD_RECORD, path, sizeof(path)));
 }
 
 /*
@@ -209,14 +270,28 @@ static double tune_period_s(uint64_t aggrs)
  * the regions accessed in k samples or more: the bytes each was tried on in one aggregation
  * interval, which the kernel totals without a directory per region, add up to the sum of size
  * times accesses that the tuning's score needs (mem_tune_score_ge()).
+ *
+ * They are applied every SCHEME_APPLY_US where the kernel can say so (6.7), not every aggregation
+ * interval. A read of the schemes waits for each to be applied once, and on 6.12 for two
+ * application intervals when one matches no region: with an idle machine's tuned intervals (20
+ * samples of up to 10 s) a report, a tuning step and so a stop would wait minutes. The counts
+ * they read are the same either way: the kernel matches regions by their access rate over the
+ * last aggregation interval (nr_accesses_bp), kept up to date at every sample.
  */
 static int kd_schemes(unsigned int ge)
 {
+	bool apply_interval = false;
 	char path[160];
 
 	if (kd_write_u64(CTX0 "/schemes/nr_schemes", 1 + ge))
 		return -1;
+	apply_interval = mem_exists(CTX0 "/schemes/0/apply_interval_us");
 	for (unsigned int k = 0; k <= ge; k++) {
+		if (apply_interval) {
+			snprintf(path, sizeof(path), CTX0 "/schemes/%u/apply_interval_us", k);
+			if (kd_write_u64(path, SCHEME_APPLY_US))
+				return -1;
+		}
 		const char *const files[] = { "action", "access_pattern/sz/max",
 					      "access_pattern/nr_accesses/min",
 					      "access_pattern/nr_accesses/max",
@@ -307,6 +382,8 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 	if (mem_read_i64(KD0 "/pid", &pid))
 		pid = -1;
 	kd.pid = (pid_t)pid;
+	if (pid > 0)
+		kd_record();
 	return 0;
 }
 
@@ -393,13 +470,6 @@ static bool process_gone(pid_t pid)
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
 }
 
-static bool kd_running(void)
-{
-	char state[16];
-
-	return !mem_read_file(KD0 "/state", state, sizeof(state)) && !strcmp(state, "on");
-}
-
 /* Say why a read or a write of our kdamond's files failed (errno e): EXIT_FAILURE. */
 static int kd_failed(const struct mem_opts *o, const char *what, int e)
 {
@@ -471,15 +541,18 @@ static int kd_sleep(const struct mem_opts *o, double s)
 		double until = tune ? kd.next_tune_s : end;
 		int rc;
 
-		if (until > now && !mem_sleep_s(until - now))
+		/*
+		 * Sleep even when a step is overdue: a step waits for DAMON, up to two of its
+		 * intervals, and when each takes longer than the time to the next, only this
+		 * ppoll() lets a stopping signal in.
+		 */
+		if (!mem_sleep_s(until - now))
 			return -1;
 		if (!tune)
 			return 0;
 		rc = kd_tune(o);
 		if (rc)
 			return rc;
-		if (mem_stop_sig)
-			return -1;
 	}
 }
 
@@ -496,7 +569,10 @@ static bool covers(const struct mem_region *r, size_t n, const struct mem_report
 	return bytes == m->end - m->start;
 }
 
-/* One snapshot of our kdamond's regions, turned into the report. */
+/*
+ * One snapshot of our kdamond's regions, turned into the report: 0, -1 when a signal asks us to
+ * stop between tries, or the exit status of a failure.
+ */
 static int kd_read(const struct mem_opts *o, struct mem_report *m)
 {
 	uint64_t aggr0 = 0, aggr, sample;
@@ -528,7 +604,11 @@ static int kd_read(const struct mem_opts *o, struct mem_report *m)
 		}
 		if ((!kd.tuned || aggr == aggr0) && n && (o->pid || covers(r, n, m)))
 			break;
-		if (++tries >= 10 || mem_stop_sig) {
+		if (mem_stopping()) {
+			free(r);
+			return -1;
+		}
+		if (++tries >= 10) {
 			free(r);
 			mem_err("DAMON reported %s regions %d times in a row (" TRIED ")",
 				n ? "incomplete" : "no", tries);
@@ -586,6 +666,7 @@ int mem_run_sysfs(const struct mem_opts *o)
 		close(lock);
 		return EXIT_FAILURE;
 	}
+	kd_reclaim();
 	kdamond_owner(owner, sizeof(owner), true);
 	if (*owner) {
 		mem_err("cannot start a kdamond: %s", owner);

@@ -420,6 +420,41 @@ SCENARIO(restart, "systemctl restart: new processes, the settings read again, sl
 	systemctl("stop " MEM);
 }
 
+SCENARIO(mem_killed, "csfcat-mem killed with SIGKILL is restarted; the new process removes the "
+		     "kdamond the old one left, says so, and runs its own")
+{
+	const char *kdamonds = "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds";
+	uint64_t end = mono_ns() + (uint64_t)(RESTART_S + START_S) * 1000 * MS;
+	long long pid;
+	int mark;
+
+	if (!has_damon)
+		SKIP("this kernel has no DAMON: see no_damon");
+	if (damon_stat_on())
+		SKIP("csfcat-mem reads DAMON_STAT here and runs no kdamond of its own");
+	setup();
+	drop_ins(true);
+	REQUIRE(start(MEM), "csfcat-mem did not start");
+	pid = prop_ll(MEM, "MainPID");
+	REQUIRE(file_has(MEM_PROM, "csfcat_memory_idle_seconds{", START_S), "no " MEM_PROM);
+	mark = journal_mark(MEM);
+	systemctl("kill -s KILL " MEM);
+	while (prop_ll(MEM, "NRestarts") < 1 && mono_ns() < end)
+		t_sleep_ns(200 * MS);
+	CHECK_EQ(prop_ll(MEM, "NRestarts"), 1);
+	CHECK(wait_state(MEM, "active", "running", START_S), "not running again");
+	CHECK(prop_ll(MEM, "MainPID") != pid, "the same process, %lld", pid);
+	CHECK(journal_has(MEM, mark, "which an earlier csfcat mem left running when it was killed",
+			  START_S),
+	      "no line saying the old kdamond was removed");
+	CHECK(file_has(MEM_PROM, "csfcat_memory_idle_seconds{", START_S), "no " MEM_PROM);
+	CHECK_EQ(file_read_ll(kdamonds), 1);
+	systemctl("stop " MEM);
+	CHECK(!strcmp(prop(MEM, "Result"), "success"), "stopped with Result %s",
+	      prop(MEM, "Result"));
+	CHECK_EQ(file_read_ll(kdamonds), 0);
+}
+
 /* Wait for csfcat-slices to fail with status; say how many restarts that took. */
 static bool failed_with(int status, int seconds)
 {

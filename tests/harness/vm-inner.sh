@@ -20,6 +20,8 @@ if [ "$$" = 1 ]; then
 	if grep -q 'csf\.systemd=1' /proc/cmdline && [ -x /csf-systemd ]; then
 		exec /csf-systemd
 	fi
+	# As on a booted system: csfcat mem records its kdamond there.
+	mkdir -p /run && mount -t tmpfs run /run
 fi
 exec </dev/null >/dev/console 2>&1
 

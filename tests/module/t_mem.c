@@ -12,6 +12,7 @@
  */
 #include "../t.h"
 #include "../tmem.h"
+#include "../../tools/csfcat_mem.h"
 #include "../../tools/json.h"
 
 #include <fcntl.h>
@@ -937,8 +938,46 @@ SCENARIO(foreign_kdamond, "refused while another program runs a kdamond through 
 	file_read_value(KD0 "/state", state, sizeof(state));
 	CHECK(!strcmp(state, "on") && file_read_ll(KD0 "/pid") == foreign,
 	      "csfcat touched the other kdamond: state %s", state);
+	/* A record of a killed csfcat's kdamond names another: its pid, or its schemes (none). */
+	for (int i = 0; i < 2; i++) {
+		char rec[64];
+		int fd = open(MEM_KD_RECORD, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		snprintf(rec, sizeof(rec), "%ld %d\n", foreign + !i, i);
+		CHECK(fd >= 0 && write(fd, rec, strlen(rec)) == (ssize_t)strlen(rec), "writing %s",
+		      MEM_KD_RECORD);
+		close(fd);
+		CHECK_EQ(run("csfcat mem --duration 1"), 1);
+		CHECK(strstr(errbuf, "kdamond pid") && !strstr(errbuf, "removing"),
+		      "with the record %s: %s", rec, errbuf);
+		CHECK(file_read_ll(KD0 "/pid") == foreign, "csfcat removed the other kdamond");
+	}
+	unlink(MEM_KD_RECORD);
 	stop_foreign_kdamond();
 	check_clean("stopping the other kdamond", foreign);
+}
+
+SCENARIO(killed_leftover, "the kdamond of a csfcat mem killed with SIGKILL is removed by the next")
+{
+	pid_t pid;
+	long kd;
+	int status;
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	pid = spawn_csfcat("--duration 60");
+	kd = wait_kdamond_on();
+	for (int i = 0; i < 100 && access(MEM_KD_RECORD, F_OK); i++)
+		t_sleep_ns(100000000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	REQUIRE(kd > 0, "our kdamond did not start");
+	CHECK(!access(MEM_KD_RECORD, F_OK), "no %s while csfcat ran", MEM_KD_RECORD);
+	CHECK(file_read_ll(KD0 "/pid") == kd, "the kdamond did not outlive csfcat");
+	CHECK_EQ(run("csfcat mem --duration 1"), 0);
+	CHECK(strstr(errbuf, "removing kdamond"), "stderr: %s", errbuf);
+	check_clean("the next csfcat mem", kd);
+	CHECK(access(MEM_KD_RECORD, F_OK), "%s outlived the kdamond", MEM_KD_RECORD);
 }
 
 SCENARIO(sigint_stops, "SIGINT stops and removes our kdamond")
@@ -951,6 +990,33 @@ SCENARIO(sigterm_stops, "SIGTERM stops and removes our kdamond")
 {
 	SKIP_WITHOUT_DAMON();
 	signal_stops(SIGTERM, "SIGTERM");
+}
+
+SCENARIO(stops_while_tuning, "a stopping signal ends --watch 2 while csfcat tunes its kdamond and "
+			     "each step waits longer than the time to the next")
+{
+	/*
+	 * By then each step waits seconds for DAMON: a csfcat that let signals in only in its
+	 * sleeps, and skipped the sleeps that were overdue, never stopped (CI, 2026-12-05).
+	 */
+	static const int after_ms[] = { 6000, 14000 };
+
+	SKIP_WITHOUT_DAMON();
+	stat_off();
+	for (size_t i = 0; i < ARRAY_SIZE(after_ms); i++) {
+		pid_t pid = spawn_csfcat("--watch 2 --prometheus /tmp/t_mem.tuning.prom");
+		long kd = wait_kdamond_on();
+		int status;
+
+		t_sleep_ns((uint64_t)after_ms[i] * 1000000);
+		kill(pid, SIGTERM);
+		status = wait_status(pid, 60);
+		CHECK(kd > 0, "our kdamond did not start");
+		CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+		      "SIGTERM %d ms in: status %#x, expected death by SIGTERM within 60 s",
+		      after_ms[i], status);
+		check_clean("SIGTERM while tuning", kd);
+	}
 }
 
 SCENARIO(pid_exits, "an error while monitoring (the --pid process exits) leaves nothing behind")
