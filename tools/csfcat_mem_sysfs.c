@@ -271,32 +271,31 @@ static double tune_period_s(uint64_t aggrs)
  * interval, which the kernel totals without a directory per region, add up to the sum of size
  * times accesses that the tuning's score needs (mem_tune_score_ge()).
  *
- * They are applied every SCHEME_APPLY_US where the kernel can say so (6.7), not every aggregation
- * interval. A read of the schemes waits for each to be applied once, and on 6.12 for two
- * application intervals when one matches no region: with an idle machine's tuned intervals (20
- * samples of up to 10 s) a report, a tuning step and so a stop would wait minutes. The counts
- * they read are the same either way: the kernel matches regions by their access rate over the
- * last aggregation interval (nr_accesses_bp), kept up to date at every sample.
+ * Where csfcat tunes (ge > 0: 6.12), they are applied every SCHEME_APPLY_US, not every aggregation
+ * interval. A read of the schemes there waits for each to be applied once, or for two application
+ * intervals when one matches no region: with an idle machine's tuned intervals (20 samples of up
+ * to 10 s) a report, a tuning step and so a stop would wait minutes. The counts read are the same
+ * either way: the kernel matches regions by their access rate over the last aggregation interval
+ * (nr_accesses_bp), kept up to date at every sample. Where the kernel tunes (6.15), whose reads
+ * go through damos_walk(), the schemes keep DAMON's default: there, a 7.3 kdamond applying them
+ * every second left a read waiting for good (2026-12-06, not yet understood).
  */
 static int kd_schemes(unsigned int ge)
 {
-	bool apply_interval = false;
 	char path[160];
 
 	if (kd_write_u64(CTX0 "/schemes/nr_schemes", 1 + ge))
 		return -1;
-	apply_interval = mem_exists(CTX0 "/schemes/0/apply_interval_us");
 	for (unsigned int k = 0; k <= ge; k++) {
-		if (apply_interval) {
-			snprintf(path, sizeof(path), CTX0 "/schemes/%u/apply_interval_us", k);
-			if (kd_write_u64(path, SCHEME_APPLY_US))
-				return -1;
-		}
 		const char *const files[] = { "action", "access_pattern/sz/max",
 					      "access_pattern/nr_accesses/min",
 					      "access_pattern/nr_accesses/max",
 					      "access_pattern/age/max" };
 		const uint64_t values[] = { 0, ULONG_MAX, k, UINT_MAX, UINT_MAX };
+
+		snprintf(path, sizeof(path), CTX0 "/schemes/%u/apply_interval_us", k);
+		if (ge && mem_exists(path) && kd_write_u64(path, SCHEME_APPLY_US))
+			return -1;
 
 		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), CTX0 "/schemes/%u/%s", k, files[i]);
