@@ -10,6 +10,7 @@
 #   t_mem_metrics  csfcat mem's metrics on fixed regions, linked as csfcat links them
 #   t_mem_tune     the interval tuning csfcat does for our kdamond, against the kernel's arithmetic
 #   t_mem_stat     csfcat mem on each kernel's DAMON_STAT parameters (tests/fixtures/damon-stat)
+#   t_mem_signals  csfcat mem's stopping signals: one that waited is taken by an overdue sleep
 #   t_prom         csfcat's Prometheus files (cpu, slices, fpu, mem): values, rules, promtool
 #   btf_host       the module's BTF reader (kmod/btf.c) under ASan and UBSan: this host's BTF,
 #                  broken blobs
