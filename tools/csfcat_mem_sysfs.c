@@ -276,9 +276,11 @@ static double tune_period_s(uint64_t aggrs)
  * intervals when one matches no region: with an idle machine's tuned intervals (20 samples of up
  * to 10 s) a report, a tuning step and so a stop would wait minutes. The counts read are the same
  * either way: the kernel matches regions by their access rate over the last aggregation interval
- * (nr_accesses_bp), kept up to date at every sample. Where the kernel tunes (6.15), whose reads
- * go through damos_walk(), the schemes keep DAMON's default: there, a 7.3 kdamond applying them
- * every second left a read waiting for good (2026-12-06, not yet understood).
+ * (nr_accesses_bp), kept up to date at every sample. Where the kernel tunes (6.15) the schemes
+ * keep DAMON's default: each tuning step (damon_set_attrs(), every 3 aggregation intervals) puts
+ * every scheme's next application one application interval off, so at 1 s against 0.3 s steps
+ * none was ever applied, and a read, which waits for all (damos_walk()), never returned (7.3).
+ * Our own steps commit just after an application, at least a second apart.
  */
 static int kd_schemes(unsigned int ge)
 {
