@@ -230,15 +230,20 @@ static void kd_record(void)
  */
 static void kd_reclaim(void)
 {
-	char rec[64], path[PATH_MAX];
+	char rec[64], path[PATH_MAX], *end;
 	int64_t pid = -1, rec_pid;
-	uint64_t nr = 0, rec_nr, nr_schemes = 0;
+	uint64_t nr = 0, rec_nr = 0, nr_schemes = 0;
 
 	if (mem_read_file(MEM_KD_RECORD, rec, sizeof(rec)))
 		return;
-	if (sscanf(rec, "%" SCNd64 " %" SCNu64, &rec_pid, &rec_nr) == 2 && rec_pid > 0 &&
-	    !mem_read_u64(KDAMONDS "/nr_kdamonds", &nr) && nr == 1 && kd_running() &&
-	    !mem_read_i64(KD0 "/pid", &pid) && pid == rec_pid &&
+	errno = 0;
+	rec_pid = strtoll(rec, &end, 10);
+	if (end != rec && *end == ' ')
+		rec_nr = strtoull(end + 1, &end, 10);
+	else
+		rec_pid = 0;
+	if (!errno && !*end && rec_pid > 0 && !mem_read_u64(KDAMONDS "/nr_kdamonds", &nr) &&
+	    nr == 1 && kd_running() && !mem_read_i64(KD0 "/pid", &pid) && pid == rec_pid &&
 	    !mem_read_u64(CTX0 "/schemes/nr_schemes", &nr_schemes) && nr_schemes == rec_nr) {
 		fprintf(stderr, "%s: " MEM_CMD ": removing kdamond %" PRId64 ", which %s\n",
 			csfcat_prog, pid, "an earlier csfcat mem left running when it was killed");
