@@ -43,8 +43,6 @@
 /* vaddr re-reads the process's mappings this often: DAMON's default, not DAMON_STAT's 60 s. */
 #define VADDR_UPDATE_US 1000000
 #define DEFAULT_DURATION_S 10.0
-/* How often DAMON applies our counting schemes (kd_schemes()). */
-#define SCHEME_APPLY_US 1000000
 /* csfcat's tuning steps: at least this far apart (tune_period_s()). */
 #define TUNE_MIN_PERIOD_S 1.0
 
@@ -275,17 +273,7 @@ static double tune_period_s(uint64_t aggrs)
  * the regions accessed in k samples or more: the bytes each was tried on in one aggregation
  * interval, which the kernel totals without a directory per region, add up to the sum of size
  * times accesses that the tuning's score needs (mem_tune_score_ge()).
- *
- * Where csfcat tunes (ge > 0: 6.12), they are applied every SCHEME_APPLY_US, not every aggregation
- * interval. A read of the schemes there waits for each to be applied once, or for two application
- * intervals when one matches no region: with an idle machine's tuned intervals (20 samples of up
- * to 10 s) a report, a tuning step and so a stop would wait minutes. The counts read are the same
- * either way: the kernel matches regions by their access rate over the last aggregation interval
- * (nr_accesses_bp), kept up to date at every sample. Where the kernel tunes (6.15) the schemes
- * keep DAMON's default: each tuning step (damon_set_attrs(), every 3 aggregation intervals) puts
- * every scheme's next application one application interval off, so at 1 s against 0.3 s steps
- * none was ever applied, and a read, which waits for all (damos_walk()), never returned (7.3).
- * Our own steps commit just after an application, at least a second apart.
+
  */
 static int kd_schemes(unsigned int ge)
 {
@@ -299,10 +287,6 @@ static int kd_schemes(unsigned int ge)
 					      "access_pattern/nr_accesses/max",
 					      "access_pattern/age/max" };
 		const uint64_t values[] = { 0, ULONG_MAX, k, UINT_MAX, UINT_MAX };
-
-		snprintf(path, sizeof(path), CTX0 "/schemes/%u/apply_interval_us", k);
-		if (ge && mem_exists(path) && kd_write_u64(path, SCHEME_APPLY_US))
-			return -1;
 
 		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), CTX0 "/schemes/%u/%s", k, files[i]);
