@@ -4,6 +4,18 @@
 VERSION := 0.1.0
 KDIR ?= /lib/modules/$(shell uname -r)/build
 B := build
+# A cross build of the user-space programs, as the kernel names it: make user
+# CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 (Debian: gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)
+# builds with aarch64-linux-gnu-gcc. Into build/ and tools/csfcat, as the guest's staging
+# (tests/harness/stage-guest.sh) expects; B=build/aarch64-linux-gnu puts it, csfcat included,
+# in a folder of its own and leaves this machine's build alone.
+CROSS_COMPILE ?=
+ifneq ($(CROSS_COMPILE),)
+CC := $(CROSS_COMPILE)gcc
+endif
+# csfcat: in tools/ for this machine's build (host-check, lint, install use it there), in $(B)
+# for any other.
+CSFCAT := $(if $(filter build,$(B)),tools/csfcat,$(B)/csfcat)
 SUITE ?=
 # check-all: the oldest supported, the current stable (and its PREEMPT_RT flavour) and the
 # newest Debian kernel.
@@ -18,7 +30,7 @@ endif
 KBUILD_FLAGS := W=1 $(if $(WERROR),KCFLAGS=-Werror)
 
 HEADERS := include/uapi/coarse_stat_fs.h lib/coarse_stat_fs.h
-PROGS := tools/csfcat $(B)/eventloop
+PROGS := $(CSFCAT) $(B)/eventloop
 
 # Installation (make install): DESTDIR is a staging root, PREFIX where things live in it.
 PREFIX ?= /usr/local
@@ -46,7 +58,7 @@ user: $(PROGS) $(TEST_BINS) ## Build the user-space programs only (no kernel hea
 # --prometheus; util.c holds what it shares with the tests (TOOLS_SRCS, tests/Makefile).
 CSFCAT_SRCS := $(sort $(wildcard tools/csfcat*.c)) tools/json.c tools/prom.c $(TOOLS_SRCS)
 
-tools/csfcat: $(CSFCAT_SRCS) $(wildcard tools/*.h) $(HEADERS)
+$(CSFCAT): $(CSFCAT_SRCS) $(wildcard tools/*.h) $(HEADERS) | $(B)
 	$(CC) $(CSF_CFLAGS) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $(CSFCAT_SRCS) $(LDLIBS)
 
 $(B)/eventloop: examples/eventloop.c $(HEADERS) | $(B)
@@ -72,7 +84,9 @@ test-modules: ## Build the harness self-test module (tests/harness/selftest) aga
 # Each compiler and language the library promises to build with, warning-free.
 LIB_CHECKS := gcc:c11 clang:c11 g++:c++11 clang++:c++11 g++:c++17
 
-lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no CPUID in it
+# Then for arm64 (scripts/lib-check-arm64.sh): the cross compilers, the counter read's isb, and
+# the host tests under qemu-aarch64.
+lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no CPUID in it; arm64 too
 	@tests/debian/deps.sh lib
 	@fails=0; for cl in $(LIB_CHECKS); do \
 		cc=$${cl%%:*}; std=$${cl#*:}; lang=c; \
@@ -88,7 +102,8 @@ lib-check: ## Compile the library as C11 and C++ with gcc and clang, -Werror; no
 		elif objdump -d $$obj | grep -qE "\scpuid(\s|$$)"; then \
 			echo "FAIL lib-no-cpuid-$$cc$$o (CPUID faults under rr, ARCH_SET_CPUID)"; fails=1; \
 		else echo "PASS lib-no-cpuid-$$cc$$o"; fi; \
-	done; done; exit $$fails
+	done; done; \
+	scripts/lib-check-arm64.sh || fails=1; exit $$fails
 
 host-btf: ## Test the module's BTF reader here: this machine's BTF, broken blobs
 	@tests/harness/host-check.sh btf_host
@@ -119,7 +134,7 @@ check-all: host-check ## Run the host tests, then the tests on every suite in SU
 	@tests/harness/check-all.sh $(SUITES)
 
 debian: ## Run the tests on one Debian kernel: make debian SUITE=bookworm
-	@[ -n "$(SUITE)" ] || { echo "make debian SUITE=<bookworm|trixie|trixie-backports|sid>"; exit 2; }
+	@[ -n "$(SUITE)" ] || { echo "make debian SUITE=<bookworm|trixie|trixie-rt|trixie-backports|trixie-arm64|trixie-backports-arm64|sid|debug>"; exit 2; }
 	tests/debian/run.sh $(SUITE)
 
 # The reliability suite (docs/reliability.md): the debug kernel, the fuzzer, the soak.
@@ -209,7 +224,7 @@ dkms-uninstall: ## Remove the module from DKMS, for every kernel, and its source
 	rm -rf $(DESTDIR)$(DKMS_SRC)
 
 clean: ## Remove build output (the cached Debian environments stay)
-	rm -rf $(B) tools/csfcat
+	rm -rf $(B) $(CSFCAT)
 	for d in kmod tests/harness/selftest; do \
 		rm -f $$d/*.o $$d/*.ko $$d/*.mod $$d/*.mod.c $$d/.*.cmd $$d/Module.symvers \
 			$$d/modules.order; \
@@ -218,7 +233,8 @@ clean: ## Remove build output (the cached Debian environments stay)
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
-	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, T (tests, TEST:SCENARIO), STATIC=1, WERROR=1, DURATION, SEED"
+	@echo "Variables: KDIR (kernel build dir), SUITE, SUITES, T (tests, TEST:SCENARIO), STATIC=1, WERROR=1, DURATION, SEED,"
+	@echo "  CROSS_COMPILE (make user CROSS_COMPILE=aarch64-linux-gnu-), B (build dir: B=build/aarch64-linux-gnu)"
 
 
 .PHONY: all user module test-modules lib-check host-btf host-check lint lint-selftest format compdb install install-user uninstall deb dkms-install dkms-uninstall check check-all check-debug fuzz soak debian selftest demo bench bench-reader clean help

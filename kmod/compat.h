@@ -127,6 +127,7 @@ static inline void csf_hrtimer_setup(struct hrtimer *timer,
 }
 #endif
 
+#ifdef CONFIG_X86_64
 /*
  * A task's struct fpu: since 6.16 it follows the task_struct, and x86_task_fpu(), which says
  * so, is out of line and not exported where X86_DEBUG_FPU is set (Debian). Before, it was
@@ -140,5 +141,6 @@ static inline struct fpu *csf_task_fpu(struct task_struct *task)
 	return &task->thread.fpu;
 #endif
 }
+#endif
 
 #endif /* CSF_COMPAT_H */

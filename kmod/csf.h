@@ -73,11 +73,21 @@ extern const struct file_operations csf_cpu_fops;
 void csf_cpu_init(void);
 loff_t csf_cpu_map_size(void);
 
-/* fpu.c */
+/* fpu.c, fpu_live.c: XSAVE/XRSTOR latency, x86's; other architectures have no fpu file. */
+#ifdef CONFIG_X86_64
+#define CSF_HAVE_FPU_FILE 1
 extern const struct file_operations csf_fpu_fops;
-
-/* fpu_live.c */
 void csf_fpu_init(void);
 void csf_fpu_exit(void);
+#else
+#define CSF_HAVE_FPU_FILE 0
+static inline void csf_fpu_init(void)
+{
+}
+
+static inline void csf_fpu_exit(void)
+{
+}
+#endif
 
 #endif /* CSF_H */

@@ -368,9 +368,10 @@ static int csf_fpu_timer(struct csf_fpu_run *r)
 /*
  * The control row: the empty timer through csf_fpu_row() and its subtraction, as a row of
  * its own, "control row n p50 p99 clamped". It times what the subtraction removes, so its
- * samples read 0 wherever they are not above the timer's median: a p50 of 0, half the
- * samples or more clamped (the timer's readings crowd on its minimum). Without the
- * subtraction it would read the timer's own cost, and clamp none, however noisy the rows.
+ * samples read 0 wherever they are not above the timer's median: a p50 of 0 and about half
+ * the samples clamped (the timer's readings crowd on its minimum), or a p50 of one step
+ * where the counter moves in steps of the timer's minimum. Without the subtraction it would
+ * read the timer's own cost, and clamp none, however noisy the rows.
  */
 static int csf_fpu_control(struct csf_fpu_run *r)
 {

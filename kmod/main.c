@@ -5,7 +5,7 @@
  * The filesystem is a root directory and four files, mounted at /sys/kernel/coarse_stat_fs:
  * thread-self and cpu (0444), read-only pages whose mapping holds everything they offer (see
  * include/uapi/coarse_stat_fs.h), and two root's files of text lines, slices (0400, the
- * long-slice watch: slice_report.c) and fpu (0600, XSAVE/XRSTOR latency: fpu.c).
+ * long-slice watch: slice_report.c) and, on x86-64, fpu (0600, XSAVE/XRSTOR latency: fpu.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,9 +16,8 @@
 #include <linux/module.h>
 #include <linux/preempt.h>
 #include <linux/sysfs.h>
-#include <asm/cpufeature.h>
-#include <asm/tsc.h>
 
+#include "clock.h"
 #include "compat.h"
 #include "csf.h"
 
@@ -46,25 +45,23 @@ static int __init csf_clock_init(void)
 {
 	struct csf_clock *c = &csf_clock;
 
-	if (!boot_cpu_has(X86_FEATURE_TSC) || !tsc_khz) {
-		pr_err("needs a TSC with a known frequency; this CPU reports none\n");
+	c->tsc_hz = csf_counter_hz();
+	if (!c->tsc_hz) {
+		pr_err("needs a %s with a known frequency; this CPU reports none\n",
+		       CSF_COUNTER_NAME);
 		return -ENODEV;
 	}
-	c->tsc_hz = (u64)tsc_khz * 1000;
 	csf_calc_mult_shift(c->tsc_hz, NSEC_PER_SEC, &c->cyc2ns_mult, &c->cyc2ns_shift);
 	csf_calc_mult_shift(NSEC_PER_SEC, c->tsc_hz, &c->ns2cyc_mult, &c->ns2cyc_shift);
 	csf_calc_mult_shift(c->tsc_hz, USEC_PER_SEC, &c->cyc2us_mult, &c->cyc2us_shift);
-	if (boot_cpu_has(X86_FEATURE_CONSTANT_TSC) && boot_cpu_has(X86_FEATURE_NONSTOP_TSC))
-		c->flags |= CSF_HDR_TSC_INVARIANT;
-	if (boot_cpu_has(X86_FEATURE_RDTSCP))
-		c->flags |= CSF_HDR_RDTSCP;
+	c->flags = csf_counter_flags();
 	c->step_cyc = csf_ns_to_cyc(CSF_TSC_STEP_NS);
 
 	/* Not fatal: the buckets still add up, but a cycle is no fixed time (docs/caveats.md). */
 	if (!(c->flags & CSF_HDR_TSC_INVARIANT))
-		pr_info("TSC %u kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
-			tsc_khz);
-	else if (check_tsc_unstable())
+		pr_info("%s %llu kHz is not invariant (no constant_tsc/nonstop_tsc): cycles are flagged\n",
+			CSF_COUNTER_NAME, div_u64(c->tsc_hz, 1000));
+	else if (csf_counter_unstable())
 		pr_info("the kernel does not trust the TSC (marked unstable): cycles are flagged\n");
 	return 0;
 }
@@ -78,7 +75,7 @@ static u32 csf_hdr_flags(void)
 {
 	u32 flags = csf_clock.flags;
 
-	if (check_tsc_unstable())
+	if (csf_counter_unstable())
 		flags &= ~CSF_HDR_TSC_INVARIANT;
 	return flags;
 }
@@ -93,6 +90,7 @@ void csf_hdr_init(struct csf_hdr *hdr, u16 kind, u32 size)
 	hdr->tsc_hz = csf_clock.tsc_hz;
 	hdr->cyc2ns_mult = csf_clock.cyc2ns_mult;
 	hdr->cyc2ns_shift = csf_clock.cyc2ns_shift;
+	hdr->counter = CSF_COUNTER;
 }
 
 /*
@@ -165,8 +163,10 @@ static int csf_fill_super(struct super_block *sb, struct fs_context *fc)
 	/* Root's: it names other users' tasks. */
 	if (!err)
 		err = csf_create_file(sb, 4, CSF_SLICES_FILE, 0400, &csf_slices_fops, 0);
+#if CSF_HAVE_FPU_FILE
 	if (!err)
 		err = csf_create_file(sb, 5, CSF_FPU_FILE, 0600, &csf_fpu_fops, 0);
+#endif
 	return err; /* on error the VFS calls kill_sb, which frees what was made */
 }
 

@@ -30,6 +30,8 @@ enum csf_stack_via {
 	CSF_STACK_LOST,
 	/* An isolated CPU, watched from a housekeeping CPU without disturbing it: no stack. */
 	CSF_STACK_ISOLATED,
+	/* A CPU that took no interrupt, on a kernel with no NMI the watch can send (arm64). */
+	CSF_STACK_NO_NMI,
 };
 
 enum csf_slice_event {

@@ -234,7 +234,7 @@ const char *csf_trace_stack(struct trace_seq *p, const unsigned long *ip, unsign
 
 static int csf_format(char *buf, size_t len, const struct csf_slice_report *r)
 {
-	static const char *const vias[] = { "none", "irq", "nmi", "lost", "isolated" };
+	static const char *const vias[] = { "none", "irq", "nmi", "lost", "isolated", "no-nmi" };
 	char comm[4 * TASK_COMM_LEN + 1] = "", frame[KSYM_SYMBOL_LEN];
 	int w, i;
 

@@ -38,14 +38,12 @@
 #include <linux/sched/isolation.h>
 #include <linux/seqlock.h>
 #include <linux/tracepoint.h>
-#include <asm/apic.h>
 #include <asm/irq_regs.h>
-#include <asm/nmi.h>
-#include <asm/unwind.h>
 
 #include "compat.h"
 #include "csf.h"
 #include "slice.h"
+#include "slice_stack.h"
 
 #define CSF_SLICE_MIN_US 1000 /* 1 ms: below, the watch's timers would cost more than it finds */
 #define CSF_SLICE_MAX_US 60000000 /* 60 s */
@@ -127,61 +125,6 @@ static bool slice_isolated; /* isolated CPUs run the watch's timer and take its 
 static enum cpuhp_state csf_slice_hp;
 static struct tracepoint *csf_switch_tp, *csf_nr_running_tp;
 
-/* ---- Stacks ---- */
-
-/* The return addresses above regs (ORC unwinder), appended to st. */
-static void csf_unwind(struct csf_stack *st, struct pt_regs *regs)
-{
-	struct unwind_state state;
-	unsigned long addr;
-	bool first = true;
-
-	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
-	     unwind_next_frame(&state), first = false) {
-		addr = unwind_get_return_address(&state);
-		if (!addr || st->nr == CSF_STACK_DEPTH)
-			break;
-		if (!first || addr != regs->ip) /* the unwinder may begin with regs->ip itself */
-			st->ip[st->nr++] = addr;
-	}
-}
-
-/* The interrupted context's stack: a user address, or the kernel's frames. */
-static void csf_stack_save(struct csf_stack *st, struct pt_regs *regs)
-{
-	struct csf_stack more = {};
-	struct pt_regs caller;
-	unsigned long ret;
-
-	st->nr = 0;
-	st->user = 0;
-	if (!regs)
-		return;
-	st->ip[st->nr++] = regs->ip;
-	if (user_mode(regs)) {
-		st->user = 1;
-		return;
-	}
-	csf_unwind(st, regs);
-	/*
-	 * Code without unwind data (an indirect-call thunk, say) stops the unwinder at once. It
-	 * was entered by a call more often than not: try again from the return address on top of
-	 * the stack, and keep what follows only if the unwinder knows that address.
-	 */
-	if (st->nr > 1 || copy_from_kernel_nofault(&ret, (void *)regs->sp, sizeof(ret)))
-		return;
-	caller = *regs;
-	caller.ip = ret;
-	caller.sp = regs->sp + sizeof(ret);
-	more.ip[more.nr++] = ret;
-	csf_unwind(&more, &caller);
-	if (more.nr > 1) {
-		memcpy(&st->ip[1], more.ip,
-		       min_t(size_t, more.nr, CSF_STACK_DEPTH - 1) * sizeof(more.ip[0]));
-		st->nr = 1 + min_t(u8, more.nr, CSF_STACK_DEPTH - 1);
-	}
-}
-
 /*
  * A task's scheduling now, from a task the caller holds: current in its own interrupt, or prev
  * at the switch. A task can change its policy while it runs, without a switch.
@@ -208,7 +151,7 @@ static bool csf_nmi_in_flight(struct csf_slice_cpu *sc)
 }
 
 /* A watcher on another CPU asked for this CPU's stack (and its task's scheduling). */
-static int csf_slice_nmi(unsigned int type, struct pt_regs *regs)
+bool csf_slice_nmi(struct pt_regs *regs)
 {
 	struct csf_slice_cpu *sc = this_cpu_ptr(&csf_slice_cpus);
 	s64 want = atomic64_read(&sc->nmi_want);
@@ -220,10 +163,10 @@ static int csf_slice_nmi(unsigned int type, struct pt_regs *regs)
 	 * NMI, a BMC's crash dump say, ours for ever).
 	 */
 	if (!want && !csf_nmi_in_flight(sc))
-		return NMI_DONE;
+		return false;
 	WRITE_ONCE(sc->nmi_seen, atomic_read(&sc->nmi_sent));
 	if (!want || !atomic64_try_cmpxchg(&sc->nmi_want, &want, 0))
-		return NMI_HANDLED;
+		return true;
 	/*
 	 * The stack is the asked slice's only if this CPU still runs it: the watcher claimed it
 	 * some time ago. The NMI may have interrupted this CPU's own switch probe mid-write (an
@@ -232,12 +175,12 @@ static int csf_slice_nmi(unsigned int type, struct pt_regs *regs)
 	seq = raw_read_seqcount(&sc->seq);
 	if ((seq & 1) || sc->slice.id != (u64)want) {
 		atomic64_set_release(&sc->nmi_done, want | CSF_NMI_GONE);
-		return NMI_HANDLED;
+		return true;
 	}
 	csf_sched_of(&sc->nmi_sched, current);
 	csf_stack_save(&sc->nmi_stack, regs);
 	atomic64_set_release(&sc->nmi_done, want);
-	return NMI_HANDLED;
+	return true;
 }
 
 /* ---- The switch ---- */
@@ -436,7 +379,14 @@ static void csf_check_neighbour(struct csf_slice_cpu *me, int cpu, u64 now, u64 
 	me->pending.id = s.id;
 	me->pending.sum_start = s.sum_exec;
 	me->pending.asked_ns = now;
-	/* Another watcher's request not yet answered (hotplug changed neighbours): no stack. */
+	/* No NMI on this kernel, or another watcher's request not yet answered (hotplug changed
+	 * neighbours): no stack.
+	 */
+	if (!csf_nmi_available()) {
+		me->pending.r.stack_via = CSF_STACK_NO_NMI;
+		csf_report(&me->pending.r);
+		return;
+	}
 	if (atomic64_cmpxchg(&them->nmi_want, 0, s.id)) {
 		me->pending.r.stack_via = CSF_STACK_LOST;
 		csf_report(&me->pending.r);
@@ -446,7 +396,7 @@ static void csf_check_neighbour(struct csf_slice_cpu *me, int cpu, u64 now, u64 
 	WRITE_ONCE(them->nmi_sent_ns, ktime_get_mono_fast_ns());
 	smp_wmb(); /* csf_nmi_in_flight() */
 	atomic_inc(&them->nmi_sent);
-	apic->send_IPI(cpu, NMI_VECTOR);
+	csf_nmi_send(cpu);
 	hrtimer_start(&me->follow, ns_to_ktime(CSF_NMI_POLL_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
@@ -576,7 +526,7 @@ static int csf_slice_start(void)
 		learned = true;
 	}
 	csf_slice_reset_cpus();
-	err = register_nmi_handler(NMI_LOCAL, csf_slice_nmi, 0, "csf_slice");
+	err = csf_nmi_register();
 	if (err)
 		return err;
 	err = tracepoint_probe_register(csf_switch_tp, csf_switch_probe, NULL);
@@ -594,7 +544,7 @@ out_tp:
 	tracepoint_probe_unregister(csf_switch_tp, csf_switch_probe, NULL);
 	tracepoint_synchronize_unregister();
 out_nmi:
-	unregister_nmi_handler(NMI_LOCAL, "csf_slice");
+	csf_nmi_unregister();
 	return err;
 }
 
@@ -613,7 +563,7 @@ static void csf_slice_stop(void)
 	for_each_possible_cpu(cpu)
 		while (csf_nmi_in_flight(per_cpu_ptr(&csf_slice_cpus, cpu)))
 			usleep_range(1000, 2000);
-	unregister_nmi_handler(NMI_LOCAL, "csf_slice"); /* waits for a running handler */
+	csf_nmi_unregister(); /* waits for a running handler */
 	csf_slices_sync();
 }
 

@@ -40,8 +40,8 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/tracepoint.h>
-#include <asm/tsc.h>
 
+#include "clock.h"
 #include "compat.h"
 #include "csf.h"
 
@@ -174,7 +174,7 @@ static __always_inline void csf_account_oncpu(struct csf_thread_page *p, u64 str
 /* The page for a thread starting (or restarting) accounting now. Preemption is off. */
 static void csf_page_start(struct csf_thread_page *p, struct task_struct *tsk)
 {
-	u64 now = rdtsc_ordered();
+	u64 now = csf_counter_read();
 
 	csf_write_begin(&p->seq);
 	/* Everything after seq; through a byte pointer, as one range rather than one field. */
@@ -212,7 +212,7 @@ static void csf_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 	struct csf_thread *t = container_of(pn, struct csf_thread, pn);
 	struct csf_thread_page *p = t->page;
 	struct task_struct *tsk = current;
-	u64 now = rdtsc_ordered(), stretch;
+	u64 now = csf_counter_read(), stretch;
 	u32 state;
 
 	if (unlikely(READ_ONCE(t->parked))) {
@@ -248,7 +248,7 @@ static void csf_sched_in(struct preempt_notifier *pn, int cpu)
 	struct csf_thread *t = container_of(pn, struct csf_thread, pn);
 	struct csf_thread_page *p = t->page;
 	u64 run_delay = current->sched_info.run_delay;
-	u64 now = rdtsc_ordered();
+	u64 now = csf_counter_read();
 	u64 off, wait;
 
 	if (unlikely(READ_ONCE(t->parked))) {
@@ -284,7 +284,7 @@ static struct preempt_ops csf_preempt_ops = {
 static void csf_page_end(struct csf_thread *t, struct task_struct *tsk)
 {
 	struct csf_thread_page *p = t->page;
-	u64 now = rdtsc_ordered();
+	u64 now = csf_counter_read();
 
 	csf_write_begin(&p->seq);
 	if (!READ_ONCE(t->parked) && !(p->flags & CSF_THREAD_PARKED) && p->state < CSF_NR_STATES) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * coarse_stat_fs.h: read the coarse_stat_fs pages from user space. Header-only, C11 or C++11,
- * x86-64, Linux. Copy it into your program, or install it (make install) and include
+ * Linux on x86-64 or arm64. Copy it into your program, or install it (make install) and include
  * <coarse_stat_fs.h>.
  *
  *	struct csf_snap a, b;
@@ -10,7 +10,7 @@
  *	if (csf_thread_snap(&a))		// maps the calling thread's page on first use
  *		perror("csf_thread_snap");	// errno: ENOENT when the filesystem is not mounted
  *	op();
- *	csf_thread_snap(&b);			// no syscall: a copy under a seqcount and an rdtscp
+ *	csf_thread_snap(&b);			// no syscall: a copy under a seqcount and a counter read
  *	csf_format_diff(buf, sizeof(buf), &a, &b);
  *	puts(buf);
  *
@@ -19,7 +19,7 @@
  * after fork()) and one cpu page mapping per process. Threads must not call it between vfork()
  * and exec, as with most of libc. The first call of a thread (or process, for the cpu page)
  * maps a page with open(), mmap() and pthread calls, which are not async-signal-safe: make it
- * outside signal handlers; later calls are safe there (loads, the TSC, no locks).
+ * outside signal handlers; later calls are safe there (loads, the counter, no locks).
  */
 #ifndef COARSE_STAT_FS_LIB_H
 #define COARSE_STAT_FS_LIB_H
@@ -46,10 +46,14 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__)
 #include <x86intrin.h>
+#elif !defined(__aarch64__)
+#error "coarse_stat_fs.h: x86-64 or arm64 only (the module's counters are the TSC or CNTVCT_EL0)"
+#endif
 
 #ifndef O_CLOEXEC
-#define O_CLOEXEC 02000000 /* hidden by strict -std=c11; its value on x86-64 Linux */
+#define O_CLOEXEC 02000000 /* hidden by strict -std=c11; its value on x86-64 and arm64 Linux */
 #endif
 
 #ifdef __cplusplus
@@ -67,7 +71,7 @@ extern "C" {
 /* A snapshot of the calling thread's page. Yours to read at leisure: it is a private copy. */
 struct csf_snap {
 	struct csf_thread_page p; /* the page, with cyc[p.state] brought up to tsc */
-	uint64_t tsc; /* TSC the snapshot stands for: the buckets add up to tsc - p.start_tsc */
+	uint64_t tsc; /* counter the snapshot stands for: the buckets add up to tsc - p.start_tsc */
 	bool extrapolated; /* cyc[p.state] was brought up to tsc (false: parked or ended) */
 };
 
@@ -86,12 +90,13 @@ CSF_SHARED CSF_TLS struct csf__thread_state csf__thread;
 CSF_SHARED pthread_once_t csf__once = PTHREAD_ONCE_INIT;
 CSF_SHARED pthread_key_t csf__key;
 CSF_SHARED int csf__once_err;
-CSF_SHARED int csf__rdtscp = -1; /* CSF_HDR_RDTSCP of the pages; -1: none mapped yet */
+CSF_SHARED int csf__rdtscp = -1; /* CSF_HDR_RDTSCP of the pages; -1: none mapped yet; x86 */
 CSF_SHARED const struct csf_cpu_page *csf__cpu_page; /* mapped once per process */
 CSF_SHARED size_t csf__cpu_len;
 
 /* ---- Time ---- */
 
+#if defined(__x86_64__)
 /*
  * The TSC, read after every earlier instruction: rdtscp where the module's pages say the CPU
  * has it (CSF_HDR_RDTSCP, learned when the library maps a page), else lfence; rdtsc, which
@@ -107,6 +112,30 @@ static inline uint64_t csf_rdtsc(void)
 	_mm_lfence();
 	return __rdtsc();
 }
+
+#define csf__cpu_relax() _mm_pause() /* a macro: the same code as before, even at -O0 */
+#else
+/*
+ * The counter (csf_hdr.counter): on arm64 CNTVCT_EL0, read as the kernel's vDSO reads it. The
+ * isb keeps the read from running ahead of earlier instructions (the loads of the page it goes
+ * with); the fake dependency after it (arch_counter_enforce_ordering: a load from sp + v - v)
+ * keeps later loads, the seqcount's recheck, from running before the read has a value.
+ */
+static inline uint64_t csf_rdtsc(void)
+{
+	uint64_t v, tmp;
+
+	/* One statement, so that no compiler puts a spill between the read and its dependency. */
+	__asm__ __volatile__("isb\n\tmrs %0, cntvct_el0\n\t"
+			     "eor %1, %0, %0\n\tadd %1, sp, %1\n\tldr xzr, [%1]"
+			     : "=r"(v), "=r"(tmp)
+			     :
+			     : "memory");
+	return v;
+}
+
+#define csf__cpu_relax() __asm__ __volatile__("yield" : : : "memory") /* as the kernel's */
+#endif
 
 /* Cycles to ns with the page's conversion (hdr.cyc2ns_mult/shift, 128-bit product). */
 static inline uint64_t csf_cyc_to_ns(const struct csf_hdr *h, uint64_t cyc)
@@ -127,7 +156,9 @@ static inline int csf__check_hdr(const struct csf_hdr *h, unsigned int kind, siz
 		errno = EPROTO;
 		return -1;
 	}
+#if defined(__x86_64__)
 	__atomic_store_n(&csf__rdtscp, (h->flags & CSF_HDR_RDTSCP) ? 1 : 0, __ATOMIC_RELAXED);
+#endif
 	return 0;
 }
 
@@ -234,7 +265,7 @@ static inline uint32_t csf__read_begin(const uint32_t *seq)
 	uint32_t s;
 
 	while (CSF_UNLIKELY((s = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) & 1))
-		_mm_pause();
+		csf__cpu_relax();
 	return s;
 }
 
@@ -247,18 +278,18 @@ static inline bool csf__read_retry(const uint32_t *seq, uint32_t start)
 /* ---- Snapshots ---- */
 
 /*
- * Take a snapshot of a mapped thread page: a copy, the TSC read with it, and the current bucket
- * brought up to that TSC. csf_thread_snap() does this with the calling thread's own page; call
- * it directly for a page another thread handed you (a mapping of its thread-self). For another
- * thread's page, extrapolation goes to the bucket it left the CPU in; its next switch-in moves
- * the runqueue part of that time to runq_cyc.
+ * Take a snapshot of a mapped thread page: a copy, the counter read with it (csf_rdtsc()), and
+ * the current bucket brought up to that reading. csf_thread_snap() does this with the calling
+ * thread's own page; call it directly for a page another thread handed you (a mapping of its
+ * thread-self). For another thread's page, extrapolation goes to the bucket it left the CPU in;
+ * its next switch-in moves the runqueue part of that time to runq_cyc.
  */
 static inline void csf_page_snap(const struct csf_thread_page *page, struct csf_snap *s)
 {
 	uint32_t seq, state;
 	uint64_t tsc, last;
 
-	/* Only loads and the TSC read in the loop; a torn copy is thrown away. */
+	/* Only loads and the counter read in the loop; a torn copy is thrown away. */
 	do {
 		seq = csf__read_begin(&page->seq);
 		memcpy(&s->p, page, sizeof(s->p));
@@ -272,7 +303,7 @@ static inline void csf_page_snap(const struct csf_thread_page *page, struct csf_
 		s->extrapolated = false;
 		return;
 	}
-	/* A TSC behind the page's (another CPU's, unsynchronized) counts as no time at all. */
+	/* A counter behind the page's (another CPU's, unsynchronized) counts as no time at all. */
 	if (CSF_UNLIKELY((int64_t)(tsc - last) < 0))
 		tsc = last;
 	s->p.cyc[state] += tsc - last;
@@ -296,8 +327,8 @@ static inline int csf_thread_snap(struct csf_snap *s)
 }
 
 /*
- * One bucket of a mapped thread page, brought up to now, in TSC cycles (csf_thread_cyc()). A
- * bucket that is not an enum csf_state below CSF_NR_STATES gives 0, with errno EINVAL.
+ * One bucket of a mapped thread page, brought up to now, in counter cycles (csf_thread_cyc()).
+ * A bucket that is not an enum csf_state below CSF_NR_STATES gives 0, with errno EINVAL.
  */
 static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned int bucket)
 {
@@ -323,7 +354,7 @@ static inline uint64_t csf_page_cyc(const struct csf_thread_page *page, unsigned
 }
 
 /*
- * One bucket of the calling thread, brought up to now, in TSC cycles: csf_thread_snap() for
+ * One bucket of the calling thread, brought up to now, in counter cycles: csf_thread_snap() for
  * when one number is enough, such as the thread's CPU time (CSF_ONCPU). It reads five words
  * instead of copying the page. Returns 0, or -1 with errno as csf_thread_snap(), or EINVAL for
  * a bucket that is not an enum csf_state.

@@ -144,28 +144,41 @@ static inline bool tk_kmsg_open(struct tk_kmsg *k)
 	return true;
 }
 
-/* The reports logged since the last call, each printed as a "#" line. */
-static inline int tk_kmsg_reports(struct tk_kmsg *k)
+/*
+ * The next record's message from a /dev/kmsg descriptor opened O_NONBLOCK, in rec (len bytes);
+ * NULL when none is left. Records overwritten before they were read are skipped (EPIPE).
+ */
+static inline char *tk_kmsg_next(int fd, char *rec, size_t len)
 {
-	char rec[8192];
-	int reports = 0;
 	ssize_t n;
 
-	if (k->fd < 0)
-		return 0;
-	/* One record per read(); EAGAIN when there is no more, EPIPE when records were lost. */
-	while ((n = read(k->fd, rec, sizeof(rec) - 1)) != 0) {
+	/* One record per read(); EAGAIN when there is no more. */
+	while ((n = read(fd, rec, len - 1)) != 0) {
 		char *msg;
 
 		if (n < 0) {
 			if (errno == EPIPE)
 				continue;
-			break;
+			return NULL;
 		}
 		rec[n] = 0;
 		msg = strchr(rec, ';');
 		msg = msg ? msg + 1 : rec;
 		*strchrnul(msg, '\n') = 0; /* the message; the dictionary lines follow */
+		return msg;
+	}
+	return NULL;
+}
+
+/* The reports logged since the last call, each printed as a "#" line. */
+static inline int tk_kmsg_reports(struct tk_kmsg *k)
+{
+	char rec[8192], *msg;
+	int reports = 0;
+
+	if (k->fd < 0)
+		return 0;
+	while ((msg = tk_kmsg_next(k->fd, rec, sizeof(rec)))) {
 		if (strstr(msg, TK_NOISE_BEGIN))
 			k->noise = true;
 		else if (strstr(msg, TK_NOISE_END))

@@ -70,11 +70,40 @@ static inline uint64_t loop_now(void)
 	return __atomic_load_n(loop_bytes, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * The workload's scheduling state (R, S, Z...) and the CPU time it has used, in seconds, from
+ * /proc/PID/stat; -1 when it cannot be read. A report in which DAMON saw the hot set idle is told
+ * apart from a loop that did not run.
+ */
+static inline double workload_cpu_s(char *state)
+{
+	const char *st, *ut, *kt;
+	char path[64], buf[1024];
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)wl_pid);
+	if (file_read_value(path, buf, sizeof(buf)))
+		return -1;
+	st = proc_stat_at(buf, 3);
+	ut = proc_stat_at(buf, 14);
+	kt = proc_stat_at(buf, 15);
+	if (!st || !ut || !kt)
+		return -1;
+	*state = *st;
+	return (strtod(ut, NULL) + strtod(kt, NULL)) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* The workload: started by the first scenario that needs it, and left running to the end. */
 static inline pid_t need_workload(void)
 {
+	int status;
+
 	if (!wl_pid)
 		start_workload();
+	else if (waitpid(wl_pid, &status, WNOHANG) == wl_pid)
+		t_die("the workload (pid %d) ended: %s %d", (int)wl_pid,
+		      WIFSIGNALED(status) ? "killed by signal" : "exit status",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	return wl_pid;
 }
 

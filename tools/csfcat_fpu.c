@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -336,6 +337,26 @@ static int fpu_run_error(int e, unsigned int max_ms)
 	return EXIT_FAILURE;
 }
 
+/*
+ * The open found no fpu file: no module, no mount (csfcat_map_error() says which), or a module
+ * without the file, one built for arm64 (or older than the file): what the command needs is not
+ * there (EXIT_UNSUPPORTED, docs/fpu.md).
+ */
+static int fpu_absent(void)
+{
+	struct stat st;
+
+	if (stat(CSF_MOUNT_POINT "/" CSF_THREAD_FILE, &st)) {
+		errno = ENOENT;
+		return csfcat_map_error(CSF_FPU_FILE);
+	}
+	fprintf(stderr,
+		"%s: fpu: this module has no " FPU_PATH
+		": XSAVE/XRSTOR latency is x86-64's (or the module predates it)\n",
+		csfcat_prog);
+	return EXIT_UNSUPPORTED;
+}
+
 /* Write the request, read the result. */
 static int fpu_run(unsigned int samples, unsigned int max_ms, char **text)
 {
@@ -416,7 +437,7 @@ static int cmd_fpu(int argc, char **argv)
 	fpu_now(t.date, sizeof(t.date));
 	if (fpu_run(samples, max_ms, &text)) {
 		if (errno == ENOENT)
-			return csfcat_map_error(CSF_FPU_FILE);
+			return fpu_absent();
 		return fpu_run_error(errno, max_ms);
 	}
 	if (fpu_parse_module(text, &t)) {

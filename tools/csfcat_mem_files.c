@@ -93,32 +93,22 @@ int mem_file_error(const char *what, const char *path)
 	return EXIT_FAILURE;
 }
 
-/* Field N (1-based, as proc(5) counts them; N >= 4) of /proc/PID/stat, after the name. */
+/* Field N (1-based, as proc(5) counts them; N >= 4) of /proc/PID/stat: a number. */
 static int proc_stat_field(pid_t pid, int field, uint64_t *v)
 {
-	char path[64], buf[1024], *p, *end;
+	char path[64], buf[1024], *end;
+	const char *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (mem_read_file(path, buf, sizeof(buf)))
 		return -1;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		goto bad;
-	p += 3; /* the state, field 3 */
-	for (int i = 4; i <= field; i++) {
-		p = strchr(p, ' ');
-		if (!p)
-			goto bad;
-		p++;
-		if (i == field) {
-			errno = 0;
-			*v = strtoull(p, &end, 10);
-			if (errno || end == p)
-				goto bad;
+	p = proc_stat_at(buf, field);
+	if (p) {
+		errno = 0;
+		*v = strtoull(p, &end, 10);
+		if (!errno && end != p)
 			return 0;
-		}
 	}
-bad:
 	errno = EINVAL;
 	return -1;
 }

@@ -298,6 +298,18 @@ static int kd_schemes(unsigned int ge)
 }
 
 /* Our kdamond with DAMON_STAT's settings, on paddr's biggest System RAM range or on --pid. */
+/* The --pid process is gone: no /proc entry, or a zombie, whose memory DAMON cannot see. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (mem_read_file(path, buf, sizeof(buf)))
+		return true;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 {
 	char ops[128];
@@ -361,6 +373,8 @@ static int kd_setup(const struct mem_opts *o, struct mem_report *base)
 		kdamond_owner(owner, sizeof(owner), false);
 		if (*owner)
 			mem_err("cannot start a kdamond: %s", owner);
+		else if (o->pid && process_gone(o->pid)) /* while we set up (slow, emulated) */
+			mem_err("process %d exited", o->pid);
 		else if (o->pid && (e == EINVAL || e == ESRCH))
 			mem_err("cannot monitor process %d: %s", o->pid, strerror(e));
 		else
@@ -446,18 +460,6 @@ static int kd_regions(struct mem_region **out, size_t *n)
 	closedir(d);
 	*out = r;
 	return 0;
-}
-
-/* The --pid process is gone: no /proc entry, or a zombie, whose memory DAMON cannot see. */
-static bool process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (mem_read_file(path, buf, sizeof(buf)))
-		return true;
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
 }
 
 /* Say why a read or a write of our kdamond's files failed (errno e): EXIT_FAILURE. */

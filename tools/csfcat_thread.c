@@ -14,12 +14,35 @@
 static const char *const state_names[CSF_NR_STATES] = { "oncpu", "runq", "sleep", "dsleep",
 							"iowait" };
 
+/* The counter the page's cycles are of (csf_hdr.counter), as --json names it. */
+static const char *counter_name(const struct csf_hdr *h)
+{
+	switch (h->counter) {
+	case CSF_COUNTER_TSC:
+		return "tsc";
+	case CSF_COUNTER_CNTVCT:
+		return "cntvct";
+	default:
+		return "unknown";
+	}
+}
+
+/* How csf_rdtsc() reads that counter. */
+static const char *counter_read(const struct csf_hdr *h)
+{
+	if (h->counter == CSF_COUNTER_CNTVCT)
+		return "isb; mrs cntvct_el0";
+	if (h->counter != CSF_COUNTER_TSC)
+		return "a read this csfcat does not know";
+	return h->flags & CSF_HDR_RDTSCP ? "rdtscp" : "lfence; rdtsc";
+}
+
 static void print_tsc(const struct csf_hdr *h)
 {
-	printf("tsc            %.3f MHz, %s, read with %s\n", h->tsc_hz / 1e6,
+	printf("%-14s %.3f MHz, %s, read with %s\n", counter_name(h), h->tsc_hz / 1e6,
 	       h->flags & CSF_HDR_TSC_INVARIANT ? "invariant" :
 						  "NOT invariant (cycles may not be constant time)",
-	       h->flags & CSF_HDR_RDTSCP ? "rdtscp" : "lfence; rdtsc");
+	       counter_read(h));
 }
 
 /* The page's counters, in the order of the ABI: name, value, unit. */
@@ -138,6 +161,7 @@ static void thread_json(const struct csf_snap *s, const struct csf_thread_hist *
 	json_u64("max_oncpu_cyc", p->max_oncpu_cyc);
 	if (hist)
 		hist_json(hist);
+	json_str("counter", counter_name(h));
 	json_end();
 	json_flush();
 }

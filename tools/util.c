@@ -46,6 +46,22 @@ int file_read_value(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+const char *proc_stat_at(const char *line, int field)
+{
+	const char *p = strrchr(line, ')');
+
+	if (!p || p[1] != ' ' || !p[2])
+		return NULL;
+	p += 2; /* the state, field 3 */
+	for (int i = 3; i < field; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return NULL;
+		p++;
+	}
+	return p;
+}
+
 long long file_read_ll(const char *path)
 {
 	char buf[64];

@@ -36,6 +36,13 @@ char *file_read_all(const char *path, size_t *len);
 int file_write(const char *path, const char *val);
 
 /*
+ * Where field N (1-based, as proc(5) counts them; N >= 3, 3 being the state) of a /proc/PID/stat
+ * line begins, after the name (which can hold blanks and parentheses); NULL when the line has
+ * fewer fields.
+ */
+const char *proc_stat_at(const char *line, int field);
+
+/*
  * Whether a kernel release ("6.18.1-amd64") is at least MAJOR.MINOR; a release without a minor
  * ("7") is MAJOR.0, one without a number at all counts as new. Distributions backport: use this
  * for behaviour only, never for features.

@@ -55,10 +55,22 @@
 #define CSF_KIND_THREAD 1
 #define CSF_KIND_CPU 2
 
+/*
+ * csf_hdr.counter: the counter whose ticks the page counts ("cycles", "tsc" in field names),
+ * and which a reader reads to bring a bucket up to now. Pages of modules that predate the
+ * field hold 0: the TSC.
+ */
+#define CSF_COUNTER_TSC 0 /* x86-64: the TSC, read with rdtscp (or lfence; rdtsc) */
+#define CSF_COUNTER_CNTVCT 1 /* arm64: CNTVCT_EL0, the generic timer's count, after an isb */
+
 /* csf_hdr.flags: properties of this machine, as they were when the page was set up. */
-#define CSF_HDR_TSC_INVARIANT \
-	(1U << 0) /* constant_tsc, nonstop_tsc, and the kernel has not marked the TSC unstable */
-#define CSF_HDR_RDTSCP (1U << 1) /* the CPU has rdtscp (else use lfence; rdtsc) */
+/*
+ * The counter ticks at tsc_hz on every CPU, in every power state: constant_tsc and nonstop_tsc,
+ * and the kernel has not marked the TSC unstable; on arm64 always (the generic timer is
+ * architecturally constant-rate and shared by all CPUs).
+ */
+#define CSF_HDR_TSC_INVARIANT (1U << 0)
+#define CSF_HDR_RDTSCP (1U << 1) /* the CPU has rdtscp (else use lfence; rdtsc); x86-64 only */
 
 /*
  * The first 64 bytes of every page. Written once, when the page is set up; never changes while
@@ -70,10 +82,17 @@ struct csf_hdr {
 	__u16 kind; /* CSF_KIND_THREAD or CSF_KIND_CPU */
 	__u32 size; /* bytes of the page that hold data: the struct, and rows for the cpu page */
 	__u32 flags; /* CSF_HDR_* */
-	__u64 tsc_hz; /* TSC frequency, Hz, as the kernel calibrated it (tsc_khz * 1000) */
+	/*
+	 * The counter's frequency, Hz: the TSC's as the kernel calibrated it (tsc_khz * 1000), or
+	 * the generic timer's as the kernel's arch timer uses it (CNTFRQ_EL0, 1 GHz from Armv8.6
+	 * on; 25 MHz, 40 ns a tick, is common before). Fixed while the machine runs.
+	 */
+	__u64 tsc_hz;
 	__u32 cyc2ns_mult; /* ns = (cycles * cyc2ns_mult) >> cyc2ns_shift, in 128-bit arithmetic */
 	__u32 cyc2ns_shift;
-	__u64 __reserved[4];
+	__u32 counter; /* CSF_COUNTER_*: the counter tsc_hz and every cycle field are of */
+	__u32 __reserved0;
+	__u64 __reserved[3];
 };
 
 /* csf_thread_page.state, and the index into csf_thread_page.cyc[] */
@@ -249,6 +268,7 @@ struct csf_cpu_page {
 #define CSF_STATIC_ASSERT _Static_assert
 #endif
 CSF_STATIC_ASSERT(sizeof(struct csf_hdr) == 64, "csf_hdr is 64 bytes");
+CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_hdr, counter) == 32, "counter after the mult");
 CSF_STATIC_ASSERT(sizeof(struct csf_thread_page) == CSF_THREAD_PAGE_SIZE, "thread page layout");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, seq) == 64, "seq after hdr");
 CSF_STATIC_ASSERT(__builtin_offsetof(struct csf_thread_page, oncpu_cyc) == 88, "buckets");

@@ -3,8 +3,9 @@
 #
 # deps.sh WHAT...: make sure the host has the Debian packages a task needs. Run as root, it
 # installs what is missing; otherwise it prints the apt-get line to run and fails.
-#   host   booting test guests: QEMU, mmdebstrap, cpio, util-linux
-#   lib    compiling the library with each compiler it supports (make lib-check)
+#   host   booting test guests (x86-64 and arm64): QEMU, mmdebstrap, cpio, util-linux
+#   lib    compiling the library with each compiler it supports, for x86-64 and arm64, and
+#          running its host tests for arm64 under qemu-user (make lib-check)
 #   lint   the static checks (make lint)
 #   compdb the editor's compile databases (make compdb)
 #   seed   the unmerged XSAVE latency series' script (tests/user/fpu-seed-test.sh, make bench)
@@ -14,9 +15,11 @@ set -eu
 need=""
 for what in "$@"; do
 	case $what in
-	host) list="qemu-system-x86_64:qemu-system-x86 mmdebstrap:mmdebstrap cpio:cpio
-		unshare:util-linux timeout:coreutils git:git" ;;
-	lib) list="gcc:gcc g++:g++ clang:clang" ;;
+	host) list="qemu-system-x86_64:qemu-system-x86 qemu-system-aarch64:qemu-system-arm
+		mmdebstrap:mmdebstrap cpio:cpio unshare:util-linux timeout:coreutils git:git" ;;
+	lib) list="gcc:gcc g++:g++ clang:clang aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
+		aarch64-linux-gnu-g++:g++-aarch64-linux-gnu
+		aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu qemu-aarch64-static:qemu-user-static" ;;
 	lint) list="clang-format:clang-format clang-tidy:clang-tidy shellcheck:shellcheck perl:perl
 		python3:python3 systemd-analyze:systemd git:git promtool:prometheus" ;;
 	compdb) list="bear:bear python3:python3 clang:clang" ;;

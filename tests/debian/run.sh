@@ -6,10 +6,12 @@
 # names are those of tests/harness/vm-inner.sh).
 #
 #   SUITE  bookworm (6.1), trixie (6.12), trixie-rt (6.12 PREEMPT_RT), trixie-backports (the
-#          newest Debian kernel), sid, or debug (trixie's 6.12 built with KASAN, lockdep, UBSAN,
-#          kmemleak and fault injection by debug-kernel.sh; it also fuzzes and soaks, CSF_FUZZ
-#          and CSF_SOAK seconds, 60 each by default, churns CSF_CHURN=10000 threads rather
-#          than 2000, and its guest gets VM_MEM=2048)
+#          newest Debian kernel), sid, trixie-arm64 (trixie's 6.12 for arm64, cross-built and
+#          emulated: docs/arm64.md), trixie-backports-arm64 (the newest for arm64), or debug
+#          (trixie's 6.12 built with KASAN, lockdep, UBSAN, kmemleak and fault injection by
+#          debug-kernel.sh; it also fuzzes and soaks, CSF_FUZZ and CSF_SOAK seconds, 60 each by
+#          default, churns CSF_CHURN=10000 threads rather than 2000, and its guest gets
+#          VM_MEM=2048)
 #
 # Prints one line per test and a final "RESULT <failures>"; exits non-zero on any failure.
 # Logs: build/debian/SUITE/{build,console,results}.log. The suite's environment is cached under
@@ -17,7 +19,7 @@
 # tests/harness/guest.sh.
 set -euo pipefail
 
-suite=${1:?usage: run.sh SUITE [TEST...]  (SUITE: bookworm, trixie, trixie-rt, trixie-backports, sid, debug)}
+suite=${1:?usage: run.sh SUITE [TEST...]  (SUITE: bookworm, trixie, trixie-rt, trixie-backports, trixie-arm64, trixie-backports-arm64, sid, debug)}
 shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/debian/$suite
@@ -53,6 +55,16 @@ root=$("$top/tests/debian/suite-env.sh" "$suite")
 . "$top/tests/debian/env-lock.sh"
 env_lock "$root" "$suite"
 kver=$(ls "$root/usr/lib/modules")
+# The guest's architecture (its uname -m, for tests/list's arch=), and how to build for it: an
+# arm64 kernel's suite cross-compiles the module and the programs (suite-env.sh).
+guest_arch=x86_64
+cross=
+cc=gcc
+if grep -q '^CONFIG_ARM64=y' "$root/boot/config-$kver"; then
+	guest_arch=aarch64
+	cross="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
+	cc=aarch64-linux-gnu-gcc
+fi
 # The end-to-end test's Prometheus and node_exporter (tests/e2e/t_e2e.c), from these suites'
 # own packages: the newest kernel and the current stable one.
 stage_e2e=true
@@ -67,6 +79,8 @@ for t in "$@"; do
 	bench | bench-slices) stage_bpftrace=tests/debian/bpftrace-stage.sh ;;
 	esac
 done
+# Not for an arm64 guest: the environment's packages are amd64's.
+[ "$guest_arch" = x86_64 ] || stage_bpftrace=true
 # The services test's systemd (tests/e2e/t_services.c), from these suites' own packages.
 stage_services=true
 case " ${CSF_SERVICES_SUITES-bookworm trixie} " in
@@ -79,9 +93,10 @@ else
 	say "building for $kver (log: $out/build.log)"
 	# shellcheck disable=SC2016 # $KVER is expanded inside the environment
 	if ! "$top/tests/debian/in-env.sh" --fresh "$suite" \
-		'echo "kernel $KVER, $(gcc --version | head -n 1)" &&
-		make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 all test-modules &&
-		tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art &&
+		'echo "kernel $KVER, $('"$cc"' --version | head -n 1)" &&
+		make -j"$(nproc)" STATIC=1 KDIR=/lib/modules/$KVER/build WERROR=1 '"$cross"' \
+			all test-modules &&
+		'"$cross"' tests/harness/stage-guest.sh /csf/art /lib/modules/$KVER && '"$stage_e2e"' /csf/e2e-art &&
 		'"$stage_services"' /csf/services-art &&
 		{ '"$stage_bpftrace"' /csf/bpftrace-art ||
 		echo "bpftrace-stage.sh failed: the benchmark skips bpftrace"; }' \
@@ -106,7 +121,9 @@ fi
 # (the rt flavour's DKMS build is dkms-build's), nothing on the debug kernel (trixie's
 # userland, checked in trixie's run; its kernel is what that suite is for).
 case $suite in
-debug) default_host="" ;;
+# The arm64 kernel's suite: its packages and DKMS build are the amd64 ones' (same sources), and
+# the seed's script runs on the host: nothing here adds to what x86's suites check.
+debug | *-arm64) default_host="" ;;
 trixie-rt) default_host="install dkms-build fpu-seed" ;;
 *) default_host="install dkms-build deb-install fpu-seed" ;;
 esac
@@ -187,7 +204,8 @@ for t in "$@"; do
 		tests+=("$t")
 	fi
 done
-[ $# -gt 0 ] || mapfile -t alone < <(awk '!/^#/ && $3 == "default" && /boot=/ { print $1 }' \
+[ $# -gt 0 ] || mapfile -t alone < <(awk -v a="arch=$guest_arch" '!/^#/ && $3 == "default" &&
+	/boot=/ { for (i = 4; i <= NF; i++) if ($i ~ /^arch=/ && $i != a) next; print $1 }' \
 	"$top/tests/list")
 # The end-to-end test's boot only where its programs are staged (CSF_E2E_SUITES), the services
 # test's only where systemd is (CSF_SERVICES_SUITES).

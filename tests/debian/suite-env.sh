@@ -29,6 +29,7 @@ aptopt='Acquire::Check-Valid-Until "false"'
 # The kernel meta package whose version decides when to rebuild.
 kimage=linux-image-amd64
 [ "$suite" != trixie-rt ] || kimage=linux-image-rt-amd64
+arches=amd64
 
 case $suite in
 bookworm | trixie | sid)
@@ -54,8 +55,26 @@ trixie-backports)
 	base=trixie
 	kinclude="linux-headers-amd64/trixie-backports,linux-image-amd64/trixie-backports"
 	;;
+trixie-arm64 | trixie-backports-arm64)
+	# trixie's (or trixie-backports') arm64 kernel, built for with Debian's cross compiler on
+	# this amd64 host, no emulation: amd64 tools, arm64 as a foreign architecture for the
+	# kernel, its headers and the guest's busybox. The headers are unpacked rather than
+	# installed (arm64_headers): their package wants the arm64 gcc-14, which cannot run here;
+	# the cross gcc-14 is the same compiler. The cross compiler and C library, for the module
+	# and the static test programs.
+	base=trixie
+	arches=amd64,arm64
+	kimage=linux-image-arm64:arm64
+	pkgs=$(echo "$pkgs" | sed 's/busybox-static/busybox-static:arm64/')
+	kinclude="linux-image-arm64:arm64"
+	# Backports' kernel pre-depends on a newer linux-base than trixie's.
+	[ "$suite" != trixie-backports-arm64 ] ||
+		kinclude="linux-image-arm64:arm64/trixie-backports,linux-base/trixie-backports"
+	kinclude="$kinclude,gcc-aarch64-linux-gnu,g++-aarch64-linux-gnu"
+	kinclude="$kinclude,libc6-dev-arm64-cross,binutils-aarch64-linux-gnu,dwarves"
+	;;
 *)
-	die "unknown suite '$suite' (bookworm, trixie, trixie-rt, trixie-backports, debug or sid)"
+	die "unknown suite '$suite' (bookworm, trixie, trixie-rt, trixie-backports, trixie-arm64, trixie-backports-arm64, debug or sid)"
 	;;
 esac
 
@@ -86,8 +105,8 @@ archive_kernel() {
 		return 0
 	fi
 	expired_note
-	if [ "$suite" = trixie-backports ]; then
-		in_root apt-cache madison linux-image-amd64 |
+	if [ "$suite" != "${suite#trixie-backports}" ]; then
+		in_root apt-cache madison "${kimage%:*}" |
 			awk -F' [|] ' '$3 ~ / trixie-backports\// { print $2; exit }'
 	else
 		in_root apt-cache policy "$kimage" | sed -n 's/^ *Candidate: *//p'
@@ -121,8 +140,9 @@ build_env() {
 	say "building the $suite environment in $root (a few minutes, ~1 GB; cached afterwards)"
 	rm -rf "$dir/new"
 	mkdir -p "$dir"
-	set -- --variant=apt --include="$(echo "$pkgs" | tr ' ' ','),$kinclude" --aptopt="$aptopt"
-	if [ "$suite" = trixie-backports ]; then
+	set -- --variant=apt --architectures="$arches" --include="$(echo "$pkgs" | tr ' ' ','),$kinclude" \
+		--aptopt="$aptopt"
+	if [ "$suite" != "${suite#trixie-backports}" ]; then
 		# shellcheck disable=SC2016 # expanded by mmdebstrap's hook shell
 		set -- "$@" --setup-hook='sed -n "s/ trixie main/ trixie-backports main/p" "$1/etc/apt/sources.list" >"$1/etc/apt/sources.list.d/backports.list"'
 	fi
@@ -130,8 +150,28 @@ build_env() {
 		tail -n 20 "$dir/mmdebstrap.log" >&2
 		die "mmdebstrap failed; full log in $dir/mmdebstrap.log"
 	fi
+	[ "$suite" = "${suite%-arm64}" ] || arm64_headers "$dir/new" ||
+		die "could not unpack the arm64 kernel's headers; see $dir/headers.log"
 	rm -rf "$root"
 	mv "$dir/new" "$root"
+}
+
+# arm64_headers ROOT: unpack the headers of ROOT's arm64 kernel, with the amd64 build of their
+# kbuild tools (Multi-Arch: foreign), where the kernel's build link points.
+arm64_headers() {
+	kv=$(ls "$1/usr/lib/modules")
+	say "unpacking the headers of $kv"
+	cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m --propagation private sh -c 'mount -t proc proc "$1/proc" && shift && chroot "$@"' \
+		sh "$1" "$1" sh -c 'set -e; rm -rf /tmp/h; mkdir /tmp/h; cd /tmp/h
+		apt-get -q -o Acquire::Check-Valid-Until=false update
+		apt-get -q -o Acquire::Check-Valid-Until=false download "linux-headers-$0-arm64:arm64" \
+			"linux-headers-$0-common" "linux-kbuild-$0:amd64"
+		for d in *.deb; do dpkg-deb -x "$d" /; done
+		cd / && rm -rf /tmp/h
+		test -e "/usr/lib/modules/$0-arm64/build/Makefile"' "${kv%-arm64}" \
+		>"$dir/headers.log" 2>&1
 }
 
 # Ask the archive at most once an hour (CSF_ENV_RECHECK seconds): one run calls this often.

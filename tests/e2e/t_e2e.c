@@ -386,27 +386,19 @@ SCENARIO(alert_fires, "the rule for a CPU held over 50 ms fires, for class rt")
 	CHECK(firing, "CsfcatCpuHeldOver50ms{class=\"rt\"} is not firing");
 }
 
-SCENARIO(memory_percentiles,
-	 "memory idle percentiles in Prometheus as csfcat wrote them: 101, ordered, the hot set")
+/*
+ * One report of csfcat_memory_idle_seconds, as Prometheus and the file both hold it: one query for
+ * all 101, compared with the file read just after, until both hold the same report (csfcat
+ * rewrites the file every 5 s and Prometheus reads it every second). Returns how many of the 101
+ * agree; the aggregation interval of that report in *aggr_s.
+ */
+static int memory_report(double *vals, double *aggr_s)
 {
-	char file[64 * 1024], line[160], labels[1024];
+	static char file[64 * 1024];
+	char line[160];
 	const char *aggr;
-	double v, vals[101], aggr_s;
-	int n, same = 0;
+	int n = 0, same = 0;
 
-	if (!has_damon)
-		SKIP("this kernel has no DAMON");
-	NEED_STACK();
-	REQUIRE(wait_value(LAST("csfcat_memory_idle_seconds{percentile=\"100\"}"), NAN, SCRAPE_S,
-			   &v),
-		"no memory percentiles in Prometheus");
-	query(LAST("csfcat_memory_idle_seconds{percentile=\"50\"}"), &v, labels, sizeof(labels));
-	CHECK(strstr(labels, "source=damon_stat ") || strstr(labels, "source=sysfs "), "labels %s",
-	      labels);
-	/*
-	 * csfcat rewrites the file every 5 s and Prometheus reads it every second: one query for
-	 * all 101, compared with the file read just after, until both hold the same report.
-	 */
 	for (int tries = 0; tries < 20 && same < 101; tries++) {
 		for (int p = 0; p <= 100; p++)
 			vals[p] = NAN;
@@ -422,23 +414,66 @@ SCENARIO(memory_percentiles,
 			t_sleep_ns(700 * MS);
 	}
 	CHECK_EQ(n, 101);
+	aggr = strstr(file, "csfcat_memory_aggregation_interval_seconds{");
+	*aggr_s = aggr && strstr(aggr, "} ") ? strtod(strstr(aggr, "} ") + 2, NULL) : 0;
+	return same;
+}
+
+SCENARIO(memory_percentiles,
+	 "memory idle percentiles in Prometheus as csfcat wrote them: 101, ordered, the hot set")
+{
+	char labels[1024], state;
+	double v, t, vals[101], aggr_s = 0, cpu0 = workload_cpu_s(&state);
+	uint64_t b0 = loop_now(), t0 = mono_ns(), el;
+	bool hot = false;
+	int same = 0;
+
+	if (!has_damon)
+		SKIP("this kernel has no DAMON");
+	NEED_STACK();
+	REQUIRE(wait_value(LAST("csfcat_memory_idle_seconds{percentile=\"100\"}"), NAN, SCRAPE_S,
+			   &v),
+		"no memory percentiles in Prometheus");
+	query(LAST("csfcat_memory_idle_seconds{percentile=\"50\"}"), &v, labels, sizeof(labels));
+	CHECK(strstr(labels, "source=damon_stat ") || strstr(labels, "source=sysfs "), "labels %s",
+	      labels);
+	/*
+	 * The hot 64 MiB is written all the time: the lowest percentile is memory accessed in the
+	 * last aggregation interval (negative), as csfcat mem writes it, or, from DAMON_STAT, idle
+	 * for one interval at most: it snapshots at any sample, and early in an interval the hot
+	 * regions can have no access counted yet (age 0: one interval). One report of our kdamond
+	 * can miss it too (seen once in CI on 6.12: p0 one interval, no region accessed): csfcat's
+	 * tuning can move the point where our scheme is applied off the end of an interval, and this
+	 * guest's kdamond shares two TCG vCPUs with Prometheus. So the hot set must look accessed
+	 * in one of three reports. How idle the cold set looks is t_mem's to judge.
+	 */
+	for (int report = 1; report <= 3 && !hot; report++) {
+		same = memory_report(vals, &aggr_s);
+		if (same < 101)
+			break;
+		printf("#   report %d: p0 %.3f s, p50 %.3f s, p100 %.3f s; aggregation interval "
+		       "%.3f s\n",
+		       report, vals[0], vals[50], vals[100], aggr_s);
+		/* A pass of the loop takes tens of ms: a rate needs a second at least. */
+		el = mono_ns() - t0;
+		if (el < 1000 * MS)
+			t_sleep_ns(1000 * MS - el);
+		v = workload_cpu_s(&state) - cpu0;
+		t = (double)(mono_ns() - t0) / 1e9;
+		printf("#   the workload (%c) wrote %.1f MiB/s on %.0f%% of a CPU in %.1f s\n",
+		       state, (double)(loop_now() - b0) / (1 << 20) / t, 100 * v / t, t);
+		hot = vals[0] <= 0 ||
+		      (strstr(labels, "source=damon_stat ") && vals[0] <= aggr_s + 0.0005);
+		if (!hot)
+			t_sleep_ns(5500 * MS);
+	}
 	CHECK_EQ(same, 101);
 	for (int p = 1; p <= 100 && same == 101; p++)
 		CHECK(vals[p] >= vals[p - 1], "p%d %.3f below p%d %.3f", p, vals[p], p - 1,
 		      vals[p - 1]);
-	/*
-	 * The hot 64 MiB is written all the time: the lowest percentile is memory accessed in the
-	 * last aggregation interval (negative), as csfcat mem writes it, or, from DAMON_STAT,
-	 * idle for one interval at most: it snapshots at any sample, and early in an interval the
-	 * hot regions can have no access counted yet (age 0: one interval). How idle the cold set
-	 * looks is t_mem's to judge: this guest's kdamond shares two vCPUs with Prometheus.
-	 */
-	aggr = strstr(file, "csfcat_memory_aggregation_interval_seconds{");
-	aggr_s = aggr && strstr(aggr, "} ") ? strtod(strstr(aggr, "} ") + 2, NULL) : 0;
-	printf("#   p0 %.3f s, p50 %.3f s, p100 %.3f s; aggregation interval %.3f s\n", vals[0],
-	       vals[50], vals[100], aggr_s);
-	CHECK(vals[0] <= 0 || (strstr(labels, "source=damon_stat ") && vals[0] <= aggr_s + 0.0005),
-	      "p0 %.3f s: the hot set does not look accessed (aggregation interval %.3f s)",
+	CHECK(hot,
+	      "p0 %.3f s: the hot set does not look accessed in 3 reports "
+	      "(aggregation interval %.3f s)",
 	      vals[0], aggr_s);
 	CHECK(vals[100] > vals[0], "p100 %.3f s, p0 %.3f s", vals[100], vals[0]);
 }

@@ -54,15 +54,27 @@ console=$out/console.log
 results=$out/results.log
 rm -f "$console" "$results"
 
-qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
-	-m "$VM_MEM" -smp "$VM_SMP" -kernel "$kernel")
+# The kernel's architecture, from its configuration: x86-64, or arm64 on QEMU's virt machine
+# with a GICv3 (the interrupt controller arm64 servers have), whose one UART is the console;
+# the results go through a virtio console instead of a second UART.
+arch=x86_64
+grep -q '^CONFIG_ARM64=y' "$config" && arch=aarch64
+if [ "$arch" = aarch64 ]; then
+	qemu=(qemu-system-aarch64 -M "virt,gic-version=3")
+	tty=ttyAMA0
+else
+	qemu=(qemu-system-x86_64)
+	tty=ttyS0
+fi
+qemu+=(-nodefaults -no-user-config -display none -no-reboot -m "$VM_MEM" -smp "$VM_SMP"
+	-kernel "$kernel")
 
 # KVM only if it really boots a kernel here: /dev/kvm can exist and still fail (nested setups).
 kvm_works() {
-	[ -w /dev/kvm ] || return 1
+	[ "$arch" = "$(uname -m)" ] && [ -w /dev/kvm ] || return 1
 	# In a subshell that outlives QEMU, so that a crash of QEMU is not reported here.
 	(timeout 20 "${qemu[@]}" -accel kvm -cpu host -serial "file:$out/kvm-probe.log" \
-		-append "console=ttyS0 panic=-1" >/dev/null 2>&1 || true) 2>/dev/null
+		-append "console=$tty panic=-1" >/dev/null 2>&1 || true) 2>/dev/null
 	grep -q "Linux version" "$out/kvm-probe.log" 2>/dev/null
 }
 
@@ -80,7 +92,8 @@ else
 	qemu+=(-accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu "${VM_CPU:-max}")
 fi
 
-cmdline="console=ttyS0,115200 rdinit=/init loglevel=5 printk.time=1 tsc=reliable log_buf_len=8M"
+cmdline="console=$tty,115200 rdinit=/init loglevel=5 printk.time=1 log_buf_len=8M"
+[ "$arch" = aarch64 ] || cmdline+=" tsc=reliable"
 cmdline+=" panic=-1 oops=panic panic_on_warn=1${VM_APPEND:+ $VM_APPEND}"
 if [ "$VM_DEBUG" = 1 ]; then
 	cmdline+=" slub_debug=FZPU init_on_free=1"
@@ -103,15 +116,39 @@ fi
 echo "guest: booting $(basename "$kernel") ($accel, $VM_SMP vCPUs, VM_DEBUG=$VM_DEBUG," \
 	"timeout ${VM_TIMEOUT}s); console log: $console"
 : >"$results"
-start=$(date +%s)
-timeout "$VM_TIMEOUT" "${qemu[@]}" -initrd "$out/initramfs.cpio" -append "$cmdline" \
-	-serial "file:$console" -serial "file:$results" >"$out/qemu.log" 2>&1 &
-qpid=$!
-# Show each test's line as the guest reports it.
-tail -n +1 -f --pid="$qpid" "$results" | grep --line-buffered -v '^RESULT' || true
-rc=0
-wait "$qpid" || rc=$?
-elapsed=$(($(date +%s) - start))
+if [ "$arch" = aarch64 ]; then
+	# shellcheck disable=SC2054 # QEMU's option values, commas and all
+	results_dev=(-device virtio-serial-pci -chardev "file,id=results,path=$results"
+		-device virtconsole,chardev=results)
+else
+	results_dev=(-serial "file:$results")
+fi
+# The kernel's lines of a console log ($console by default): only they are timestamped.
+kernel_lines() { grep -aE '^\[ *[0-9]+\.[0-9]+\]' "${1:-$console}" || true; }
+
+# A kernel that dies before the harness's init has said a word (its "guest: ..." line, before it
+# loads any module) died of itself, not of anything under test: boot once more, and say so, with
+# the first boot's log kept as console.log.1. A second death is judged as any other.
+rm -f "$console.1"
+for try in 1 2; do
+	start=$(date +%s)
+	timeout "$VM_TIMEOUT" "${qemu[@]}" -initrd "$out/initramfs.cpio" -append "$cmdline" \
+		-serial "file:$console" "${results_dev[@]}" >"$out/qemu.log" 2>&1 &
+	qpid=$!
+	# Show each test's line as the guest reports it.
+	tail -n +1 -f --pid="$qpid" "$results" | grep --line-buffered -v '^RESULT' || true
+	rc=0
+	wait "$qpid" || rc=$?
+	elapsed=$(($(date +%s) - start))
+	if [ "$try" = 2 ] || [ "$rc" = 124 ] || [ -s "$results" ] ||
+		grep -aq '^guest: .* CPUs, tests:' "$console"; then
+		break
+	fi
+	mv "$console" "$console.1"
+	echo "guest: the kernel died before user space had loaded anything (qemu exit $rc); its" \
+		"log: $console.1; booting once more. Its last lines:"
+	kernel_lines "$console.1" | grep -aE "$kernel_bad" | head -n 5
+done
 
 # Failures the caller found before booting (tests/debian/run.sh: install and DKMS).
 fails=$(($(grep -c '^FAIL' "$results" || true) + ${CSF_HOST_FAILS:-0}))
@@ -121,12 +158,11 @@ if [ "$rc" = 124 ]; then
 elif ! grep -q '^RESULT' "$results"; then
 	problems+=("guest died before reporting (qemu exit $rc)")
 fi
-# Only timestamped lines are the kernel's: test output on the same console must not count. Nor
+# Only the kernel's lines (kernel_lines): test output on the same console must not count. Nor
 # what a test made the kernel say on purpose, between the markers of tests/harness/vm-inner.sh,
 # unless it is a report no test provokes on purpose (kernel_fatal). -a: a test may write bytes that
 # are not text to the console (the fuzzer does), after which grep would otherwise stop at "binary
 # file matches" and see no report that follows.
-kernel_lines() { grep -aE '^\[ *[0-9]+\.[0-9]+\]' "$console" || true; }
 {
 	kernel_lines | awk '/csf-harness: expected kernel messages begin/ { skip = 1 }
 		!skip { print }

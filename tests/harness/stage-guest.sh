@@ -32,17 +32,36 @@ cp tests/klog-patterns "$art/csf/klog-patterns"
 cp tests/list "$art/csf/tests.list"
 cp tests/harness/demo-guest.sh "$art/csf/bin/csf-demo"
 cp "$busybox" "$art/bin/busybox"
-for applet in $("$busybox" --list); do
-	[ "$applet" = busybox ] || ln -sf busybox "$art/bin/$applet"
-done
+# A busybox of another architecture (an arm64 guest's) does not run here: the guest's init links
+# its applets itself. Its shell, which runs init, cannot wait for that.
+ln -sf busybox "$art/bin/sh"
+if applets=$("$busybox" --list 2>/dev/null); then
+	for applet in $applets; do
+		[ "$applet" = busybox ] || ln -sf busybox "$art/bin/$applet"
+	done
+fi
 
 cp kmod/coarse_stat_fs.ko tests/harness/selftest/csf_selftest.ko "$art/csf/"
 cp build/tests/* "$art/csf/bin/"
 [ ! -x tools/csfcat ] || cp tools/csfcat "$art/csf/bin/"
 [ ! -x build/eventloop ] || cp build/eventloop "$art/csf/bin/"
 
-# Dynamic test programs (t_lib) need the loader and their libraries, at their own paths.
+# Dynamic test programs (t_lib) need the loader and their libraries, at their own paths: ldd
+# names them for this machine's programs; a cross build's (CROSS_COMPILE: an arm64 guest's)
+# come from its compiler's C library, under the names its ELF headers ask for.
 for f in "$art"/csf/bin/*; do
+	if [ -n "${CROSS_COMPILE:-}" ]; then
+		interp=$(readelf -l "$f" | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+		[ -n "$interp" ] || continue # static
+		for so in "$(basename "$interp")" \
+			$(readelf -d "$f" | sed -n 's/.*Shared library: \[\(.*\)\]$/\1/p'); do
+			dst=/lib/$so
+			[ "$so" != "$(basename "$interp")" ] || dst=$interp
+			mkdir -p "$art$(dirname "$dst")"
+			cp -L "$("${CROSS_COMPILE}gcc" -print-file-name="$so")" "$art$dst"
+		done
+		continue
+	fi
 	libs=$(ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }') ||
 		continue
 	for lib in $libs; do

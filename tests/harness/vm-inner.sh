@@ -5,10 +5,14 @@
 # (csf.tests=a,b,c), check that rmmod is refused while a thread is registered and accepted
 # afterwards, check the kernel log, and power off.
 #
-# Test output goes to the console (ttyS0, the host's console.log). One line per test, and a
-# final "RESULT <failures>", also go to ttyS1, which the host reads (results.log).
+# Test output goes to the console (ttyS0, ttyAMA0 on arm64: the host's console.log). One line
+# per test, and a final "RESULT <failures>", also go to ttyS1 (arm64: the virtio console hvc0),
+# which the host reads (results.log).
 
 export PATH=/bin:/csf/bin
+# A busybox of another architecture than the host's (the trixie-arm64 suite) could not list its
+# applets when it was staged (tests/harness/stage-guest.sh): it links them itself.
+[ -e /bin/mount ] || /bin/busybox --install -s /bin
 # The services test's boot (csf.systemd=1, tests/list): Debian's systemd, which
 # tests/debian/systemd-stage.sh staged, becomes PID 1 and runs this script again as a service,
 # not PID 1, for the rest; the filesystems are then systemd's.
@@ -26,6 +30,7 @@ fi
 exec </dev/null >/dev/console 2>&1
 
 res=/dev/ttyS1
+[ ! -e /dev/hvc0 ] || res=/dev/hvc0
 fails=0
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 
@@ -64,8 +69,17 @@ run() {
 	next_timeout=
 	echo "=== $name: $*"
 	t0=$(uptime_ms)
+	# Where it hangs, for the console log, just before it is killed: blocked tasks and every
+	# CPU's backtrace.
+	(
+		sleep $((tmo - 3))
+		echo w >/proc/sysrq-trigger
+		echo l >/proc/sysrq-trigger
+	) 2>/dev/null &
+	dumper=$!
 	timeout "$tmo" "$@"
 	rc=$?
+	kill "$dumper" 2>/dev/null
 	ms=$(($(uptime_ms) - t0))
 	secs="$((ms / 1000)).$((ms % 1000 / 100))s"
 	case $rc in
@@ -118,6 +132,13 @@ run_listed() {
 		case $opt in
 		timeout=*) next_timeout=${next_timeout:-${opt#timeout=}} ;;
 		noise) noise=1 ;;
+		arch=*)
+			if [ "$(uname -m)" != "${opt#arch=}" ]; then
+				next_timeout=
+				report SKIP "$name" "${opt#arch=} only"
+				return 0
+			fi
+			;;
 		esac
 	done
 	[ "$noise" = 0 ] || noise_begin "$name"
@@ -141,8 +162,14 @@ if [ -z "$tests" ]; then
 fi
 echo "guest: $(uname -r), $(nproc) CPUs, tests: $tests"
 
-# Report a hung task well within the host's VM_TIMEOUT.
-echo 20 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+# Report a hung task well within the host's VM_TIMEOUT: after 20 s, or on the debug kernel after
+# the kernel's default 120 s. Emulated, with KASAN and lockdep, it once kept t_fpu's probe arming
+# 60 s and more behind the kprobe optimizer's RCU Tasks grace period (kprobe_mutex), with
+# nothing stuck; a task that never wakes is still reported, long before its VM_TIMEOUT (2520 s).
+case $(uname -r) in
+*-csf-debug) echo 120 ;;
+*) echo 20 ;;
+esac >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 
 # Kernel modules the tests need, in dependency order. null_blk: a disk whose reads take 10 ms,
 # for iowait.

@@ -10,7 +10,9 @@
 #include "../t.h"
 #include "../../tools/json.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
@@ -30,6 +32,9 @@
 #define KPROBES "/sys/kernel/debug/kprobes/list"
 #define NOBODY 65534
 #define SAMPLES 200
+
+#if defined(__x86_64__)
+/* The FPU capability (XSAVE/XRSTOR latency) is x86-64's; elsewhere the program only says so. */
 
 /* ---- What the CPU offers, as user space sees it ---- */
 
@@ -906,15 +911,24 @@ SCENARIO(control_rows,
 		       c.p50, c.p99, c.clamped, c.n);
 		CHECK_EQ(c.n, SAMPLES);
 		/*
-		 * Unsubtracted, no sample reads 0 (the timer costs at least its min).
-		 * Emulated timers tick in steps of the timer's cost, and a loaded host
-		 * moves half the samples one step up (93 of 200 at 0 on the debug kernel):
-		 * a quarter at 0 and the median within one step.
+		 * Unsubtracted, the median is at least about the timer's min (the check's
+		 * read 88 with the timer's min at 70, in a copy of the module that did not
+		 * subtract), and no sample reads 0. The row is the timer's own sequence, so
+		 * about half its samples read 0. The check's reads follow another XRSTOR than
+		 * the timer's, and under emulation on the debug kernel read 30 cycles more:
+		 * p50 28 to 30 with 15 to 38 of 200 at 0, so only its median is asserted. How
+		 * many read 0 depends on the host's load as well. A counter that moves in steps
+		 * of the timer's min (trixie-backports under emulation: timer p50 = min = 21)
+		 * puts a subtracted median on the first step: p50 21 with 93 of 200 at 0. So a
+		 * median equal to the min counts too where samples read 0, which no sample does
+		 * unsubtracted while the min is above 0.
 		 */
-		CHECK(c.p50 <= timer_p50 && c.clamped >= (c.n + 3) / 4,
+		bool below = c.p50 < timer_min || (c.p50 == timer_min && c.clamped > 0);
+
+		CHECK(below && (strcmp(what[i], "row") != 0 || c.clamped > 0),
 		      "control %s: p50 %llu, %llu of %llu samples at 0: the timer's cost "
-		      "(p50 %llu) is not subtracted",
-		      what[i], c.p50, c.clamped, c.n, timer_p50);
+		      "(p50 %llu, min %llu) is not subtracted",
+		      what[i], c.p50, c.clamped, c.n, timer_p50, timer_min);
 	}
 }
 
@@ -1508,3 +1522,14 @@ int main(void)
 	       kernel_restore);
 	return t_main("t_fpu");
 }
+#else
+SCENARIO(x86_only, "the fpu file and the csf_fpu events: x86-64 only")
+{
+	SKIP("XSAVE/XRSTOR latency is an x86-64 capability: a module built for this CPU has no fpu file");
+}
+
+int main(void)
+{
+	return t_main("t_fpu");
+}
+#endif

@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/klog.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -30,6 +31,12 @@
 #endif
 
 #define MS 1000000ull
+/*
+ * How far a slice's execution time may pass its wall length: the scheduler clock is read at
+ * __schedule()'s start, the watch's counter in the tracepoint after the pick, and an
+ * emulated vCPU can stall between the two (a single-threaded TCG runs the other vCPU then).
+ */
+#define EXEC_SLACK (10 * MS)
 #define SLICES CSF_MOUNT_POINT "/" CSF_SLICES_FILE
 #define WARN "/sys/module/coarse_stat_fs/parameters/slice_warn_us"
 #define PRINTK "/sys/module/coarse_stat_fs/parameters/slice_printk"
@@ -518,9 +525,9 @@ SCENARIO(fifo99_reported,
 	 * Execution time: of the task itself, so no more than the slice's wall length (give
 	 * or take the scheduler clock's reading before the switch).
 	 */
-	CHECK(run->exec_ns >= 0 && (uint64_t)run->exec_ns <= run->len_ns + MS,
+	CHECK(run->exec_ns >= 0 && (uint64_t)run->exec_ns <= run->len_ns + EXEC_SLACK,
 	      "running: exec %lld ns of %llu", run->exec_ns, run->len_ns);
-	CHECK(end->exec_ns > 0 && (uint64_t)end->exec_ns <= end->len_ns + MS,
+	CHECK(end->exec_ns > 0 && (uint64_t)end->exec_ns <= end->len_ns + EXEC_SLACK,
 	      "end: exec %lld ns of %llu", end->exec_ns, end->len_ns);
 	CHECK(end->len_ns > 0.9 * (double)(s.ended - s.began) &&
 		      end->len_ns < 1.1 * (double)(s.ended - s.began),
@@ -549,7 +556,8 @@ SCENARIO(deadline_class, "SCHED_DEADLINE (100 ms every 200 ms) spinning: class d
 }
 
 SCENARIO(stopper_nmi_stack,
-	 "a 300 ms stopper callback, interrupts off: class stop, seen while it runs, NMI stack")
+	 "a 300 ms stopper callback, interrupts off: class stop, seen while it runs, NMI stack "
+	 "(arm64: none, said so)")
 {
 	const struct report *run = NULL, *end = NULL;
 	uint64_t began, ended;
@@ -593,13 +601,20 @@ SCENARIO(stopper_nmi_stack,
 	      end->len_ns / 1e6);
 	printf("#   reported %.1f ms after insmod began, callback of 300 ms\n",
 	       (double)(run->arrived - began) / 1e6);
-	CHECK(run->exec_ns >= 0 && (uint64_t)run->exec_ns <= run->len_ns + MS,
-	      "exec %lld ns, through the NMI", run->exec_ns);
 	/* The stopper's policy is SCHED_FIFO 99: a policy check would call it rt. */
 	CHECK(!strcmp(run->policy, "fifo") && run->rtprio == 99, "policy %s/%d", run->policy,
 	      run->rtprio);
+#ifdef __aarch64__
+	/* No NMI the watch can send (docs/arm64.md): the neighbour's report says so, no stack. */
+	CHECK(run->exec_ns == -1, "exec %lld ns, without an NMI", run->exec_ns);
+	CHECK(!strcmp(run->via, "no-nmi"), "stack taken by %s", run->via);
+	CHECK(!strcmp(run->stack, "-"), "stack %s", run->stack);
+#else
+	CHECK(run->exec_ns >= 0 && (uint64_t)run->exec_ns <= run->len_ns + EXEC_SLACK,
+	      "exec %lld ns, through the NMI", run->exec_ns);
 	CHECK(!strcmp(run->via, "nmi"), "stack taken by %s", run->via);
 	CHECK(strstr(run->stack, "csf_selftest_stopper"), "stack %s", run->stack);
+#endif
 }
 
 SCENARIO(no_false_reports,
@@ -644,8 +659,8 @@ SCENARIO(no_false_reports,
 				continue;
 			print_report(&reports[i]);
 			CHECK(reports[i].len_ns >= threshold, "reported under the threshold");
-			CHECK(reports[i].exec_ns >= 0 &&
-				      (uint64_t)reports[i].exec_ns <= reports[i].len_ns + MS,
+			CHECK(reports[i].exec_ns >= 0 && (uint64_t)reports[i].exec_ns <=
+								 reports[i].len_ns + EXEC_SLACK,
 			      "exec %lld ns of %llu", reports[i].exec_ns, reports[i].len_ns);
 			CHECK((uint64_t)reports[i].exec_ns < threshold + s[k].charged,
 			      "a fair spinner executed %.1f ms in one slice, beyond what "
@@ -676,13 +691,31 @@ SCENARIO(thread_page_longest,
 
 	start_from(threshold / 1000, true);
 	t_pin(1);
-	REQUIRE(csf_thread_hist(&h0) == 0, "csf_thread_hist: %s", strerror(errno));
 	/*
 	 * SCHED_FIFO: timers' threads (PREEMPT_RT) and fair tasks cannot split the spin. Nothing
 	 * fails between here and SCHED_OTHER again, which the scenarios after this one need.
 	 */
 	REQUIRE(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, "FIFO");
-	t_spin_ns(200 * MS); /* over the 50 ms threshold */
+	/*
+	 * The stopper can (the soft-lockup watchdog queues work on it every 4 s): a spin the
+	 * kernel counts an involuntary switch in is split, and is spun again, 3 times at most.
+	 */
+	for (int try = 0; try < 3; try++) {
+		struct rusage r0, r1;
+
+		hist = csf_thread_hist(&h0);
+		getrusage(RUSAGE_THREAD, &r0);
+		t_spin_ns(200 * MS); /* over the 50 ms threshold */
+		getrusage(RUSAGE_THREAD, &r1);
+		if (hist || r1.ru_nivcsw == r0.ru_nivcsw)
+			break;
+		printf("#   the spin was preempted %ld time(s): again\n",
+		       r1.ru_nivcsw - r0.ru_nivcsw);
+	}
+	if (hist) {
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+		REQUIRE(0, "csf_thread_hist: %s", strerror(errno));
+	}
 	for (int i = 0; i < 5; i++)
 		t_sleep_ns(10 * MS);
 	t_snap(&b);
@@ -723,10 +756,10 @@ SCENARIO(ring_lost_line,
 	 "the ring: a reader that falls behind gets a counted lost line, then the newest")
 {
 	struct spinner s = { .cpu = 1, .policy = SCHED_FIFO, .prio = 10, .name = "csf-many" };
-	unsigned long long last = ~0ull, lost = 0, first_after = 0, prev = 0;
+	unsigned long long last = ~0ull, lost = 0, first_after = 0, next;
 	static char buf[1 << 20];
-	int fd = open(SLICES, O_RDONLY | O_NONBLOCK), lines = 0;
-	bool contiguous = true;
+	int fd = open(SLICES, O_RDONLY | O_NONBLOCK), lines = 0, lost_lines = 0;
+	bool counted = true;
 	ssize_t n;
 
 	start_from(threshold / 1000, true);
@@ -745,31 +778,44 @@ SCENARIO(ring_lost_line,
 	n = read(fd, buf, sizeof(buf) - 1);
 	REQUIRE(n > 0, "read: %s", strerror(errno));
 	buf[n] = 0;
+	/*
+	 * Every report is either read or counted in a lost line: each seq is the one before plus
+	 * one plus what the lost lines between them said. The ring can lap the reader again while
+	 * it reads (a slow kernel), so a second lost line may follow the first.
+	 */
+	next = last == ~0ull ? 0 : last + 1;
 	for (char *l = buf, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
-		unsigned long long seq;
+		unsigned long long seq, k;
 
 		*nl = 0;
-		if (sscanf(l, "lost %llu", &lost) == 1) {
-			CHECK(lines == 0, "the lost line is not the first");
+		if (sscanf(l, "lost %llu", &k) == 1) {
+			CHECK(k > 0, "a line that lost nothing: %s", l);
+			lost += k;
+			next += k;
+			lost_lines++;
 			continue;
 		}
 		if (sscanf(l, "seq=%llu", &seq) != 1)
 			continue;
 		if (!lines)
 			first_after = seq;
-		else if (seq != prev + 1)
-			contiguous = false;
-		prev = seq;
+		if (seq != next) {
+			if (counted)
+				printf("#   seq %llu where %llu was due\n", seq, next);
+			counted = false;
+		}
+		next = seq + 1;
 		lines++;
 	}
 	while (read(fd, buf, sizeof(buf) - 1) > 0)
 		;
 	close(fd);
-	printf("#   lost %llu, then %d reports from seq %llu\n", lost, lines, first_after);
+	printf("#   lost %llu in %d line(s), then %d reports from seq %llu\n", lost, lost_lines,
+	       lines, first_after);
 	CHECK(lost > 0, "no lost line after more reports than the ring holds");
-	CHECK_EQ(first_after, (last == ~0ull ? 0 : last + 1) + lost);
+	CHECK(counted, "a report neither read nor counted as lost");
 	/* The ring's 256 reports, and any that came while reading. */
-	CHECK(lines >= 256 && contiguous, "%d lines, contiguous %d", lines, contiguous);
+	CHECK(lines >= 256, "%d lines", lines);
 }
 
 SCENARIO(root_only, "slices and slice_warn_us are root's")
@@ -1040,7 +1086,15 @@ SCENARIO(trace_event_symbols,
 		REQUIRE(file_write(path, "1") == 0, "enable %s", path);
 	}
 	run_spinner(&s);
+	/*
+	 * A kernel stack: the stopper's, through the NMI; where there is none (arm64), a kernel
+	 * spin with interrupts on, which the watch's timer interrupts.
+	 */
+#ifdef __aarch64__
+	rc = system("taskset -c 1 insmod /csf/csf_selftest.ko action=kspin stop_ms=150");
+#else
 	rc = system("insmod /csf/csf_selftest.ko action=stopper stop_cpu=1 stop_ms=150");
+#endif
 	t_sleep_ns(100 * MS);
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s/enable", ev, i ? "csf_slice_end" : "csf_slice");
@@ -1060,7 +1114,8 @@ SCENARIO(trace_event_symbols,
 			continue;
 		if (strstr(line, "comm=csf-traced ") && !strncmp(st, " stack=user", 11))
 			user++;
-		if (strstr(line, "comm=migration/1 ") && strstr(st, "csf_selftest_stopper"))
+		if ((strstr(line, "comm=migration/1 ") && strstr(st, "csf_selftest_stopper")) ||
+		    (strstr(line, "comm=insmod ") && strstr(st, "csf_selftest_")))
 			kernel++;
 		/* A frame is a symbol (func+0x1/0x2), "user" or "?", never an address. */
 		bad = strstr(st, "user:") != NULL;
@@ -1071,15 +1126,18 @@ SCENARIO(trace_event_symbols,
 	printf("#   %d events of the user spinner, %d of the stopper with its symbol\n", user,
 	       kernel);
 	CHECK(user >= 1, "no event of the user spinner with a user stack");
-	CHECK(kernel >= 1, "no event of the stopper with csf_selftest_stopper");
+	CHECK(kernel >= 1, "no event of the stopper with csf_selftest_stopper (arm64: of insmod "
+			   "with a frame of csf_selftest)");
 }
 
 SCENARIO(hotplug_readers_woken,
 	 "CPU 1 going offline and back 8 times: readers still woken, the watch still switches off")
 {
 	struct pollfd pfd;
-	int ends = 0, stuck = 0;
+	struct sched_param fifo = { .sched_priority = 10 }, other = { .sched_priority = 0 };
+	int ends = 0, stuck = 0, undrained = 0;
 	bool offline_ok = true, ftrace;
+	uint64_t drain_end;
 	char tracing_on[8] = "1";
 
 	start_from(threshold / 1000, true);
@@ -1091,7 +1149,16 @@ SCENARIO(hotplug_readers_woken,
 	t_pin(0);
 	file_read_value(TRACING "/tracing_on", tracing_on, sizeof(tracing_on));
 	file_write(TRACING "/tracing_on", "0");
+#ifdef __aarch64__
+	/*
+	 * Not on arm64: emulated, its stop_machine() is slow enough without it, and with it 6.12
+	 * once warned of an underflow of the deadline class's running_bw (inactive_task_timer())
+	 * while CPU 1 went offline, a kernel bug of its own (docs/arm64.md).
+	 */
+	ftrace = false;
+#else
 	ftrace = file_write(TRACING "/current_tracer", "function") == 0;
+#endif
 	collect_start();
 	for (int i = 0; i < 8 && offline_ok && !stuck; i++) {
 		char buf[65536];
@@ -1109,8 +1176,21 @@ SCENARIO(hotplug_readers_woken,
 		}
 		if (ftrace)
 			file_write(TRACING "/tracing_on", "0");
+		/*
+		 * Drained, so that the poll below waits for a new report. SCHED_FIFO: this thread
+		 * and the collector share CPU 0 and, at a 1 ms threshold, each wakeup of the one
+		 * would end a slice of the other, a report that wakes the one again; where reading
+		 * is slow (emulated arm64) the reports would never run dry. Bounded all the same: a
+		 * round that does not drain checks only that reports still come, and is counted.
+		 */
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+		drain_end = mono_ns() + 2000 * MS;
 		while (read(fd, buf, sizeof(buf)) > 0)
-			;
+			if (mono_ns() > drain_end) {
+				undrained++;
+				break;
+			}
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
 		/* A report of CPU 0's, now the only one: a 20 ms spin here. */
 		t_spin_ns(20 * MS);
 		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -1130,11 +1210,13 @@ SCENARIO(hotplug_readers_woken,
 	for (int i = 0; i < atomic_load(&nreports); i++)
 		ends += reports[i].cpu == 1 && !strcmp(reports[i].event, "end") &&
 			!strcmp(reports[i].class, "stop");
-	printf("#   %d stopper slices of CPU 1 ended over 1 ms (function tracer %s)\n", ends,
-	       ftrace ? "on" : "unavailable");
+	printf("#   %d stopper slices of CPU 1 ended over 1 ms (function tracer %s); %d of 8 "
+	       "rounds never read the file dry\n",
+	       ends, ftrace ? "on" : "unavailable", undrained);
 	file_write(CPU1_ONLINE, "1");
 	REQUIRE(offline_ok, "cannot take CPU 1 offline: %s", strerror(errno));
 	CHECK_EQ(stuck, 0);
+	CHECK(undrained < 8, "no round read the file dry: no wakeup was checked");
 	set_warn(threshold / 1000);
 }
 
@@ -1145,9 +1227,14 @@ SCENARIO(nmi_panic_on_off,
 	int st, rc, nmi = 0;
 
 	start_from(threshold / 1000, true);
-	/* An NMI in flight when the watch's handler goes would be unknown: a panic here. */
+	/*
+	 * An NMI in flight when the watch's handler goes would be unknown: a panic here. arm64 has
+	 * neither the watch's NMI nor the setting: there the switching alone is checked.
+	 */
+#ifndef __aarch64__
 	REQUIRE(file_write("/proc/sys/kernel/unknown_nmi_panic", "1") == 0, "unknown_nmi_panic: %s",
 		strerror(errno));
+#endif
 	set_warn(0);
 	collect_start();
 	for (int round = 0; round < 2; round++) {
@@ -1171,7 +1258,9 @@ SCENARIO(nmi_panic_on_off,
 		      rc);
 	}
 	collect_stop();
+#ifndef __aarch64__
 	file_write("/proc/sys/kernel/unknown_nmi_panic", "0");
+#endif
 	for (int i = 0; i < atomic_load(&nreports); i++)
 		nmi += !strcmp(reports[i].via, "nmi") || !strcmp(reports[i].via, "lost");
 	printf("#   %d reports through an NMI or lost\n", nmi);

@@ -16,6 +16,10 @@
 #define MS 1000000ull
 #define MSR_IA32_TSC 0x10
 
+/* "--expect-invariant": the header must flag the TSC invariant (argv, set in main()). */
+static bool expect_invariant;
+
+#if defined(__x86_64__)
 static int msr_fd(int cpu)
 {
 	char path[32];
@@ -46,9 +50,6 @@ static uint64_t ns_of(const struct csf_snap *s, uint64_t cyc)
 {
 	return csf_cyc_to_ns(&s->p.hdr, cyc);
 }
-
-/* "--expect-invariant": the header must flag the TSC invariant (argv, set in main()). */
-static bool expect_invariant;
 
 /* A descriptor's cleanup: closed however the scenario ends (REQUIRE and SKIP return). */
 static void close_fd(int *fd)
@@ -135,6 +136,13 @@ SCENARIO(step_back, "a TSC 100 s behind on another CPU: the page resynchronizes 
 	REQUIRE(tsc_write(fd, csf_rdtsc() + step) == 0, "undo the step: %s", strerror(errno));
 	t_pin(0);
 }
+
+#else
+SCENARIO(x86_only, "the TSC's steps and tsc=unstable: x86-64 only")
+{
+	SKIP("the TSC and IA32_TSC are x86-64's; this CPU's counter cannot be stepped from user space");
+}
+#endif
 
 int main(int argc, char **argv)
 {

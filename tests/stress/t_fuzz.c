@@ -72,6 +72,7 @@
 #define NKIDS 8
 #define SUB_OPS 24 /* operations of a child, a short-lived thread or an exec'ed program */
 #define MAX_ERRNO 140
+#define NVTEXT 3
 /*
  * The console again, for reports from a failing process: above the numbers the operations pick
  * at random (pick_fd(): 0 to 63) and dup onto (10 to 63), so that they neither write to it nor
@@ -79,12 +80,19 @@
  * splice of gigabytes to the 115200-baud console would hold it (and the harness) for minutes.
  */
 #define DIAG_FD 100
+/*
+ * The shared statistics, for the same reason out of the operations' reach: a memfd that exec
+ * passes on, so that a program an exec started counts its violations with everyone else's.
+ */
+#define STATS_FD 101
 
 enum kind { K_OTHER, K_THREAD, K_CPU, K_DIR };
 
 struct stats {
 	atomic_ulong ops, errs[MAX_ERRNO], violations, faults, snaps, forks, execs, threads, passed,
 		kills;
+	/* The first violations' texts, printed again at the end, where a short log keeps them. */
+	char vtext[NVTEXT][200]; /* the macro's %.199s */
 };
 
 static struct stats *st;
@@ -110,6 +118,12 @@ static __thread sigjmp_buf fault_jmp;
 static __thread volatile sig_atomic_t fault_armed;
 static __thread const char *cur_op = "none"; /* for the report of an unguarded fault */
 
+#if defined(__x86_64__)
+#define FAULT_IP(uc) ((uc)->uc_mcontext.gregs[REG_RIP])
+#else
+#define FAULT_IP(uc) ((uc)->uc_mcontext.pc)
+#endif
+
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	if (fault_armed) {
@@ -118,8 +132,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	}
 	/* A fault outside a guarded access: the fuzzer's bug or the library's. Say where, crash. */
 	dprintf(DIAG_FD, "# fuzz: unguarded signal %d at %p (code %d) in %s, ip %#llx\n", sig,
-		si->si_addr, si->si_code, cur_op,
-		(unsigned long long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+		si->si_addr, si->si_code, cur_op, (unsigned long long)FAULT_IP((ucontext_t *)uc));
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -139,13 +152,16 @@ static void on_usr1(int sig)
 }
 
 /* A broken promise of the module: count it, and say it with write(2), safe in any child. */
-#define violation(...)                                        \
-	do {                                                  \
-		char vbuf_[640];                              \
-                                                              \
-		snprintf(vbuf_, sizeof(vbuf_), __VA_ARGS__);  \
-		atomic_fetch_add(&st->violations, 1);         \
-		dprintf(DIAG_FD, "# VIOLATION: %s\n", vbuf_); \
+#define violation(...)                                                                     \
+	do {                                                                               \
+		char vbuf_[640];                                                           \
+		unsigned long vi_;                                                         \
+                                                                                           \
+		snprintf(vbuf_, sizeof(vbuf_), __VA_ARGS__);                               \
+		vi_ = atomic_fetch_add(&st->violations, 1);                                \
+		if (vi_ < NVTEXT)                                                          \
+			snprintf(st->vtext[vi_], sizeof(st->vtext[vi_]), "%.199s", vbuf_); \
+		dprintf(DIAG_FD, "# VIOLATION: %s\n", vbuf_);                              \
 	} while (0)
 
 /* Count a system call's outcome: its errno when it failed. Returns r. */
@@ -157,6 +173,31 @@ static long note(long r)
 		atomic_fetch_add(&st->errs[e], 1);
 	errno = e;
 	return r;
+}
+
+/*
+ * The last memory operations of this process's threads, to print with a violation that
+ * /proc/self/maps shows: the operation that made the mapping may have been another thread's.
+ */
+#define NHIST 64
+static char hist_ring[NHIST][112];
+static atomic_uint hist_n;
+
+/* A macro, not a variadic function: clang's analyzer took the va_list there for uninitialized. */
+#define hist(...)                                                                              \
+	do {                                                                                   \
+		unsigned int i_ = atomic_fetch_add(&hist_n, 1) % NHIST;                        \
+		int w_ = snprintf(hist_ring[i_], sizeof(hist_ring[i_]), "%d ", gettid());      \
+                                                                                               \
+		snprintf(hist_ring[i_] + w_, sizeof(hist_ring[i_]) - (size_t)w_, __VA_ARGS__); \
+	} while (0)
+
+static void hist_dump(void)
+{
+	unsigned int n = atomic_load(&hist_n);
+
+	for (unsigned int i = n > NHIST ? n - NHIST : 0; i < n; i++)
+		dprintf(DIAG_FD, "#   op %u (tid): %s\n", i, hist_ring[i % NHIST]);
 }
 
 static void *note_map(void *p)
@@ -229,8 +270,8 @@ static void add_map(struct fz *f, char *addr, size_t len, enum kind kind)
 
 /*
  * Whether addr lies in a mapping of one of the module's files, as /proc/self/maps says: a
- * violation is reported only when this confirms it (a table entry goes stale when another
- * mapping of ours replaces it in the reservation).
+ * violation is reported only when this confirms it. A table's kind is the descriptor's, taken
+ * by fstat() after mmap(), and siblings close and reopen numbers in between.
  */
 static bool module_mapping_at(const void *addr)
 {
@@ -261,6 +302,7 @@ static void unmap_part(struct fz *f, struct map *m, size_t off, size_t len)
 		return;
 	if (len > m->len - off)
 		len = m->len - off;
+	hist("munmap(%p, %#zx)", m->addr + off, len);
 	if (note(munmap(m->addr + off, len)))
 		return;
 	if (off == 0 && len == m->len)
@@ -330,13 +372,18 @@ static int touch(struct map *m, bool write)
 	return sig;
 }
 
-static void check_thread_page(const struct csf_thread_page *p, const char *what)
+/*
+ * The checks of a page say what is wrong in why (n bytes) and leave the verdict to check_map():
+ * they run with a fault handler armed, under which nothing but loads of the page belongs.
+ */
+static void check_thread_page(const struct csf_thread_page *p, char *why, size_t n)
 {
 	struct csf_snap s;
 	uint64_t sum = 0;
 
 	if (p->hdr.magic != CSF_MAGIC || p->hdr.kind != CSF_KIND_THREAD) {
-		violation("%s: bad header (magic %#x kind %u)", what, p->hdr.magic, p->hdr.kind);
+		snprintf(why, n, "mapped thread page: bad header (magic %#x kind %u)", p->hdr.magic,
+			 p->hdr.kind);
 		return;
 	}
 	csf_page_snap(p, &s);
@@ -344,17 +391,19 @@ static void check_thread_page(const struct csf_thread_page *p, const char *what)
 		sum += s.p.cyc[i];
 	atomic_fetch_add(&st->snaps, 1);
 	if (sum != s.tsc - s.p.start_tsc)
-		violation("%s: buckets add up to %llu, tsc - start_tsc is %llu", what,
-			  (unsigned long long)sum, (unsigned long long)(s.tsc - s.p.start_tsc));
+		snprintf(why, n,
+			 "mapped thread page: buckets add up to %llu, tsc - start_tsc is %llu",
+			 (unsigned long long)sum, (unsigned long long)(s.tsc - s.p.start_tsc));
 }
 
-static void check_cpu_page(const struct csf_cpu_page *p, size_t maplen)
+static void check_cpu_page(const struct csf_cpu_page *p, size_t maplen, char *why, size_t len)
 {
 	struct csf_cpu_row rows[1 + 64];
 	uint32_t seq, n;
 
 	if (p->hdr.magic != CSF_MAGIC || p->hdr.kind != CSF_KIND_CPU) {
-		violation("cpu page: bad header (magic %#x kind %u)", p->hdr.magic, p->hdr.kind);
+		snprintf(why, len, "cpu page: bad header (magic %#x kind %u)", p->hdr.magic,
+			 p->hdr.kind);
 		return;
 	}
 	n = p->nr_rows;
@@ -369,12 +418,13 @@ static void check_cpu_page(const struct csf_cpu_page *p, size_t maplen)
 	} while (__atomic_load_n(&p->seq, __ATOMIC_RELAXED) != seq);
 	atomic_fetch_add(&st->snaps, 1);
 	if (!tk_cpu_sum_ok(rows, (int)n))
-		violation("cpu page: the sum row is not the sum of the rows");
+		snprintf(why, len, "cpu page: the sum row is not the sum of the rows");
 }
 
 /* Snapshot a mapping of ours, guarded: it may be gone (SIGBUS after MADV_DONTNEED). */
 static void check_map(struct map *m)
 {
+	char why[200] = "";
 	int sig;
 
 	if (m->kind != K_THREAD && m->kind != K_CPU)
@@ -395,11 +445,18 @@ static void check_map(struct map *m)
 		else if (h->magic == CSF_MAGIC && h->kind == CSF_KIND_THREAD)
 			k = K_THREAD;
 		if (k == K_THREAD)
-			check_thread_page((const void *)m->addr, "mapped thread page");
+			check_thread_page((const void *)m->addr, why, sizeof(why));
 		else
-			check_cpu_page((const void *)m->addr, m->len);
+			check_cpu_page((const void *)m->addr, m->len, why, sizeof(why));
 	}
 	fault_armed = 0;
+	/*
+	 * Or the number was opened on a file of the fuzzer's own (a /tmp file reopened through
+	 * /proc/self/fd), which mmap() took, and the table says K_THREAD of its bytes: a failed
+	 * check is a violation only where /proc/self/maps names the module's file at the address.
+	 */
+	if (sig == 0 && why[0] && module_mapping_at(m->addr))
+		violation("%s", why);
 	if (sig)
 		atomic_fetch_add(&st->faults, 1);
 }
@@ -407,6 +464,7 @@ static void check_map(struct map *m)
 /* Every mapping of the module's files must be read-only, shared and not executable. */
 static void check_maps_file(void)
 {
+	bool bad = false;
 	char line[512];
 	FILE *fp = fopen("/proc/self/maps", "re");
 
@@ -420,8 +478,17 @@ static void check_maps_file(void)
 		if (!strstr(line, CSF_MOUNT_POINT) ||
 		    sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || strlen(perms) != 4)
 			continue;
-		if (perms[1] == 'w' || perms[2] == 'x' || perms[3] != 's')
+		if (perms[1] == 'w' || perms[2] == 'x' || perms[3] != 's') {
 			violation("/proc/self/maps: %s", line);
+			bad = true;
+		}
+	}
+	if (bad) {
+		/* All of it, and what the threads did last, to find the cause. */
+		rewind(fp);
+		while (fgets(line, sizeof(line), fp))
+			dprintf(DIAG_FD, "#   maps: %s", line);
+		hist_dump();
 	}
 	fclose(fp);
 }
@@ -510,8 +577,13 @@ static size_t rand_len(struct fz *f)
 
 static void op_mmap(struct fz *f)
 {
-	static const int extra[] = { MAP_POPULATE,  MAP_LOCKED, MAP_NORESERVE, MAP_NONBLOCK,
-				     MAP_GROWSDOWN, MAP_STACK,	MAP_HUGETLB,   MAP_32BIT };
+	static const int extra[] = {
+		MAP_POPULATE,  MAP_LOCKED, MAP_NORESERVE, MAP_NONBLOCK,
+		MAP_GROWSDOWN, MAP_STACK,  MAP_HUGETLB,
+#ifdef MAP_32BIT
+		MAP_32BIT, /* x86-64 only */
+#endif
+	};
 	static const int base[] = { MAP_SHARED,
 				    MAP_SHARED,
 				    MAP_SHARED,
@@ -527,7 +599,7 @@ static void op_mmap(struct fz *f)
 	if (tk_below(&f->rng, 3) == 0)
 		prot = (int)tk_below(&f->rng, 8); /* any of read, write, exec */
 	if (tk_below(&f->rng, 4) == 0)
-		flags |= extra[tk_below(&f->rng, 8)];
+		flags |= extra[tk_below(&f->rng, ARRAY_SIZE(extra))];
 	if (tk_below(&f->rng, 16) == 0)
 		off = -(off_t)PAGE;
 	if (tk_below(&f->rng, 5) == 0) {
@@ -548,11 +620,13 @@ static void op_mmap(struct fz *f)
 		addr = scratch + PAGE * tk_below(&f->rng, (slen - rlen) / PAGE + 1);
 		flags |= tk_below(&f->rng, 2) ? MAP_FIXED : MAP_FIXED_NOREPLACE;
 		p = note_map(mmap(addr, len, prot, flags, fd, off));
+		hist("mmap(%p, %#zx, %#x, %#x, fd %d, %lld) = %p (scratch %p)", addr, len, prot,
+		     flags, fd, (long long)off, p, scratch);
 		if (p != MAP_FAILED) {
 			struct map tmp = { p, rlen, fd_kind(fd) };
 
 			if ((tmp.kind == K_THREAD || tmp.kind == K_CPU) &&
-			    (prot & (PROT_WRITE | PROT_EXEC)))
+			    (prot & (PROT_WRITE | PROT_EXEC)) && module_mapping_at(p))
 				violation("mmap of a module descriptor with prot %#x succeeded",
 					  prot);
 			if (touch(&tmp, false) == 0)
@@ -565,12 +639,16 @@ static void op_mmap(struct fz *f)
 		return;
 	}
 	p = note_map(mmap(NULL, len, prot, flags, fd, off));
+	hist("mmap(NULL, %#zx, %#x, %#x, fd %d, %lld) = %p", len, prot, flags, fd, (long long)off,
+	     p);
 	if (p == MAP_FAILED)
 		return;
 	{
 		enum kind k = fd_kind(fd);
 
-		if ((k == K_THREAD || k == K_CPU) && (prot & (PROT_WRITE | PROT_EXEC)))
+		/* k is the descriptor's kind after mmap(): the mapping's own name confirms it */
+		if ((k == K_THREAD || k == K_CPU) && (prot & (PROT_WRITE | PROT_EXEC)) &&
+		    module_mapping_at(p))
 			violation("mmap of a %s descriptor with prot %#x succeeded",
 				  k == K_THREAD ? "thread-self" : "cpu", prot);
 		add_map(f, p, len, k);
@@ -598,6 +676,7 @@ static void op_mprotect(struct fz *f)
 		return;
 	if (tk_below(&f->rng, 8) == 0)
 		prot |= PROT_GROWSDOWN;
+	hist("mprotect(%p, %#zx, %#x)", m->addr, m->len, prot);
 	if (note(mprotect(m->addr, m->len, prot)) == 0 && (prot & (PROT_WRITE | PROT_EXEC)) &&
 	    (m->kind == K_THREAD || m->kind == K_CPU) && module_mapping_at(m->addr))
 		violation("mprotect(%#x) of a module mapping succeeded", prot);
@@ -651,6 +730,7 @@ static void op_mremap(struct fz *f)
 		nlen = olen;
 	}
 	p = note_map(mremap(src, olen, nlen, flags, dst));
+	hist("mremap(%p, %#zx, %#zx, %#x, %p) = %p", src, olen, nlen, flags, dst, p);
 	if (p != MAP_FAILED) {
 		struct map tmp = { p, (nlen + PAGE - 1) & ~(PAGE - 1), k };
 
@@ -708,6 +788,7 @@ static void op_madvise(struct fz *f)
 
 	if (!m)
 		return;
+	hist("madvise(%p, %#zx, %d)", m->addr, m->len, a);
 	if (note(madvise(m->addr, m->len, a)) == 0 && a == MADV_DOFORK && m->kind == K_THREAD &&
 	    module_mapping_at(m->addr))
 		violation("MADV_DOFORK on a thread page succeeded");
@@ -1388,7 +1469,7 @@ static void worker(uint64_t seed, int idx, int nthreads, int ops)
 	 * other workers' sockets.
 	 */
 	for (int fd = 3; fd < 1024; fd++)
-		if (fd != DIAG_FD && fd != g_sock_send && fd != g_sock_recv)
+		if (fd != DIAG_FD && fd != STATS_FD && fd != g_sock_send && fd != g_sock_recv)
 			close(fd);
 	setpgid(0, 0); /* the round's end kills the group: this process and all it started */
 	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
@@ -1409,13 +1490,19 @@ static void worker(uint64_t seed, int idx, int nthreads, int ops)
 	_exit(0);
 }
 
-/* The program an exec runs: inherited descriptors, a few operations, no shared statistics. */
+/* The program an exec runs: inherited descriptors (the statistics' too), a few operations. */
 static int exec_child(const char *seed)
 {
-	static struct stats local;
 	struct fz f;
 
-	st = &local;
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, STATS_FD, 0);
+	if (st == MAP_FAILED) {
+		dprintf(DIAG_FD,
+			"# fuzz: an exec'ed child cannot map the statistics (%s), so "
+			"it runs nothing\n",
+			strerror(errno));
+		return 4;
+	}
 	handlers();
 	g_deadline = mono_ns() + 5000000000ull;
 	fz_init(&f, strtoull(seed, NULL, 0), 2);
@@ -1494,6 +1581,14 @@ static struct {
 	int rounds, procs, nthreads, ops;
 } g_args = { .refs_check = true, .seconds = 60, .procs = 3, .nthreads = 3, .ops = 400 };
 
+/* n things went wrong during a round: say so, with the command that replays its seed. */
+static void say_replay(unsigned long n, const char *what, uint64_t seed)
+{
+	printf("# fuzz: %lu %s during seed %llu; reproduce with t_fuzz -s %llu -R -p %d -t %d -o %d\n",
+	       n, what, (unsigned long long)seed, (unsigned long long)seed, g_args.procs,
+	       g_args.nthreads, g_args.ops);
+}
+
 SCENARIO(fuzz, "fuzz: no violation, no leak, no kernel report")
 {
 	uint64_t seed = g_args.seed, round_seed;
@@ -1501,6 +1596,7 @@ SCENARIO(fuzz, "fuzz: no violation, no leak, no kernel report")
 	int rounds = g_args.rounds, procs = g_args.procs, nthreads = g_args.nthreads;
 	int ops = g_args.ops;
 	int reports = 0, leaks = 0, crashes = 0, hangs = 0, done = 0;
+	unsigned long violations = atomic_load(&st->violations);
 	struct tk_kmsg kmsg;
 	uint64_t end;
 	int base;
@@ -1610,16 +1706,21 @@ SCENARIO(fuzz, "fuzz: no violation, no leak, no kernel report")
 			leaks++;
 			base = refs; /* report each seed's leak once */
 		}
+		if (atomic_load(&st->violations) != violations) {
+			say_replay(atomic_load(&st->violations) - violations, "violations",
+				   round_seed);
+			violations = atomic_load(&st->violations);
+		}
 		r = tk_kmsg_reports(&kmsg);
 		if (r) {
-			printf("# fuzz: %d kernel reports during seed %llu; reproduce with "
-			       "t_fuzz -s %llu -R -p %d -t %d -o %d\n",
-			       r, (unsigned long long)round_seed, (unsigned long long)round_seed,
-			       procs, nthreads, ops);
+			say_replay((unsigned long)r, "kernel reports", round_seed);
 			reports += r;
 		}
 		done++;
 	}
+	/* Last before the check, so that the three lines a failure keeps in CI's log say what. */
+	for (unsigned long i = 0; i < violations && i < NVTEXT; i++)
+		printf("# fuzz: violation %lu of %lu: %s\n", i + 1, violations, st->vtext[i]);
 	CHECK_EQ(atomic_load(&st->violations), 0);
 	CHECK_EQ(leaks, 0);
 	/*
@@ -1649,7 +1750,7 @@ SCENARIO(fuzz, "fuzz: no violation, no leak, no kernel report")
 int main(int argc, char **argv)
 {
 	bool have_seed = false;
-	int opt;
+	int opt, fd;
 
 	g_exe = "/proc/self/exe";
 	if (argc == 3 && !strcmp(argv[1], "exec-child"))
@@ -1692,8 +1793,13 @@ int main(int argc, char **argv)
 		t_die("-p 1..8, -t 1..16");
 	if (!have_seed)
 		g_args.seed = (uint64_t)time(NULL);
-	/* The statistics, shared with every process of every round. */
-	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* The statistics, shared with every process of every round, exec'ed ones included. */
+	fd = memfd_create("t_fuzz-stats", 0);
+	if (fd < 0 || ftruncate(fd, sizeof(*st)) || dup2(fd, STATS_FD) != STATS_FD)
+		t_die("memfd for the statistics");
+	if (fd != STATS_FD)
+		close(fd);
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, STATS_FD, 0);
 	if (st == MAP_FAILED)
 		t_die("mmap stats");
 	return t_main("t_fuzz");

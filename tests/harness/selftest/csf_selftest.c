@@ -8,6 +8,8 @@
  * (parameters/fs_registrations). A filesystem registered by an init that then fails can be
  * mounted while its module is freed. action=stopper runs a callback that spins stop_ms in
  * stopper context (stop class, interrupts off) on stop_cpu, for the long-slice watch's test.
+ * action=kspin spins stop_ms in insmod's own context, preemption off and interrupts on, for
+ * the watch's kernel stacks where no NMI takes them (arm64: the watch's timer interrupts it).
  * action=irqoff starts a kthread bound to irq_cpu that keeps interrupts off irq_ms at a time,
  * again and again, until the module is unloaded (tests/stress/t_hotplug_watch.c).
  *
@@ -37,13 +39,13 @@
 
 static char *action = "none";
 module_param(action, charp, 0444);
-MODULE_PARM_DESC(action, "none|warn|panic|occupy|stopper|irqoff|a bug (see the source)");
+MODULE_PARM_DESC(action, "none|warn|panic|occupy|stopper|kspin|irqoff|a bug (see the source)");
 
 static unsigned int stop_cpu = 1, stop_ms = 200, stop_n = 1;
 module_param(stop_cpu, uint, 0444);
 MODULE_PARM_DESC(stop_cpu, "stopper: the CPU to stop");
 module_param(stop_ms, uint, 0444);
-MODULE_PARM_DESC(stop_ms, "stopper: how long the callback spins, ms");
+MODULE_PARM_DESC(stop_ms, "stopper, kspin: how long the callback (kspin: insmod) spins, ms");
 module_param(stop_n, uint, 0444);
 MODULE_PARM_DESC(stop_n, "stopper: how many times, one after the other (up to 1000)");
 
@@ -56,6 +58,17 @@ static int csf_selftest_stopper(void *data)
 	while (ktime_get_mono_fast_ns() < end)
 		cpu_relax();
 	return 0;
+}
+
+/* On insmod's CPU, preemption off, interrupts on: a kernel slice the watch's timer sees. */
+static noinline void csf_selftest_kspin(void)
+{
+	u64 end = ktime_get_mono_fast_ns() + (u64)stop_ms * NSEC_PER_MSEC;
+
+	preempt_disable();
+	while (ktime_get_mono_fast_ns() < end)
+		cpu_relax();
+	preempt_enable();
 }
 
 static unsigned int irq_cpu, irq_ms = 4;
@@ -155,10 +168,11 @@ static const struct kernel_param_ops fs_registrations_ops = { .get = fs_registra
 module_param_cb(fs_registrations, &fs_registrations_ops, NULL, 0444);
 MODULE_PARM_DESC(fs_registrations, "occupy: register_filesystem(coarse_stat_fs) calls seen");
 
-/* register_filesystem(struct file_system_type *fs): the first argument, in rdi. */
+/* register_filesystem(struct file_system_type *fs): the first argument (rdi, x0). */
 static int csf_selftest_register_fs(struct kprobe *kp, struct pt_regs *regs)
 {
-	const struct file_system_type *fs = (const struct file_system_type *)regs->di;
+	const struct file_system_type *fs =
+		(const struct file_system_type *)regs_get_kernel_argument(regs, 0);
 
 	if (fs && fs->name && !strcmp(fs->name, "coarse_stat_fs"))
 		atomic_inc(&fs_registrations);
@@ -203,6 +217,10 @@ static int __init csf_selftest_init(void)
 				return err;
 		}
 		return 0;
+	} else if (!strcmp(action, "kspin")) {
+		if (stop_ms > 5000)
+			return -EINVAL;
+		csf_selftest_kspin();
 	} else if (!strcmp(action, "irqoff")) {
 		if (irq_ms > 100 || irq_cpu >= nr_cpu_ids || !cpu_online(irq_cpu))
 			return -EINVAL;
