@@ -207,14 +207,18 @@ done
 [ $# -gt 0 ] || mapfile -t alone < <(awk -v a="arch=$guest_arch" '!/^#/ && $3 == "default" &&
 	/boot=/ { for (i = 4; i <= NF; i++) if ($i ~ /^arch=/ && $i != a) next; print $1 }' \
 	"$top/tests/list")
-# The end-to-end test's boot only where its programs are staged (CSF_E2E_SUITES), the services
-# test's only where systemd is (CSF_SERVICES_SUITES).
+# staged TEST: whether what TEST's boot needs was staged for this suite: the end-to-end test's
+# programs (CSF_E2E_SUITES), the services test's systemd (CSF_SERVICES_SUITES); others need none.
+staged() {
+	case ${1%%:*} in
+	e2e) [ -x "$root/csf/e2e-art/csf/e2e/prometheus" ] ;;
+	services) [ -L "$root/csf/services-art/csf-systemd" ] ;;
+	esac
+}
+# By default, those boots only where they are staged.
 if [ $# = 0 ]; then
 	for i in "${!alone[@]}"; do
-		case ${alone[$i]} in
-		e2e) [ -x "$root/csf/e2e-art/csf/e2e/prometheus" ] || unset "alone[$i]" ;;
-		services) [ -L "$root/csf/services-art/csf-systemd" ] || unset "alone[$i]" ;;
-		esac
+		staged "${alone[$i]}" || unset "alone[$i]"
 	done
 fi
 
@@ -246,6 +250,16 @@ boot_alone() {
 	host_fails=0
 }
 for t in "${alone[@]}"; do
+	# Named, but not staged for this suite: say so rather than boot without its programs.
+	if ! staged "$t"; then
+		case ${t%%:*} in
+		e2e) echo "SKIP e2e (its Prometheus is staged only for the suites in" \
+			"CSF_E2E_SUITES, \"${CSF_E2E_SUITES-trixie trixie-backports}\"; not $suite)" ;;
+		services) echo "SKIP services (its systemd is staged only for the suites in" \
+			"CSF_SERVICES_SUITES, \"${CSF_SERVICES_SUITES-bookworm trixie}\"; not $suite)" ;;
+		esac
+		continue
+	fi
 	boot_alone "$t" "$(boot_args "${t%%:*}")" "the ${t%%:*} test"
 done
 exit "$rc"
