@@ -25,7 +25,7 @@
 #define NOBODY 65534
 #define READS 200
 
-/* The exec'ed program: say ready, wait for go, read, switch out, say done. */
+/* The exec'ed program: say ready, wait for go, read, say done, exit. */
 static int worker(int ready, int go, int done)
 {
 	char c = 0, buf[64];
@@ -36,7 +36,6 @@ static int worker(int ready, int go, int done)
 	for (int i = 0; i < READS; i++)
 		if (read(z, buf, sizeof(buf)) != sizeof(buf))
 			return 1;
-	t_sleep_ns(1000000); /* a switch out: the counters are copied then */
 	return write(done, &c, 1) == 1 ? 0 : 1;
 }
 
@@ -100,8 +99,18 @@ static bool scenario(const char *prog, struct result *r)
 			csf_page_snap(p, &out.a);
 			if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
 				_exit(93);
-			t_sleep_ns(2000000);
-			csf_page_snap(p, &out.b);
+			/*
+			 * The counters reach the page at a switch-out or at the end, and the program
+			 * may not switch out after its reads (a 1 ms sleep whose timer fired before
+			 * it blocked did not, on the debug kernel): wait for its exit to end the page,
+			 * 10 s at most. A page that a privileged exec ended is ended already.
+			 */
+			for (int i = 0; i < 5000; i++) {
+				t_sleep_ns(2000000);
+				csf_page_snap(p, &out.b);
+				if (out.b.p.flags & CSF_THREAD_ENDED)
+					break;
+			}
 			_exit(write(res[1], &out, sizeof(out)) == sizeof(out) ? 0 : 94);
 		}
 		close(fd); /* A keeps no descriptor: only B's holds the object */
@@ -197,7 +206,7 @@ static bool run_copy(const char *prog, mode_t mode, struct result *r)
 	return ok;
 }
 
-/* The program has exited by the second snapshot: that ends the page, as it should. */
+/* The program's exit ends the page, with its counters as they were then. */
 SCENARIO(plain, "an ordinary exec goes on counting, and the holder sees the program's reads")
 {
 	struct result r;
@@ -205,6 +214,8 @@ SCENARIO(plain, "an ordinary exec goes on counting, and the holder sees the prog
 	REQUIRE(run_copy("/tmp/t_exec_plain", 0755, &r), "scenario");
 	print_page("plain", &r);
 	CHECK(!(r.a.p.flags & CSF_THREAD_STOPPED), "flags %#x", r.a.p.flags);
+	CHECK(r.b.p.flags & CSF_THREAD_ENDED, "flags %#x: the program's exit did not end the page",
+	      r.b.p.flags);
 	CHECK(r.b.p.syscr >= r.a.p.syscr + READS, "syscr %llu -> %llu",
 	      (unsigned long long)r.a.p.syscr, (unsigned long long)r.b.p.syscr);
 }
