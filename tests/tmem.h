@@ -29,8 +29,8 @@ static pid_t wl_pid; /* the workload: 0 until a scenario needs it (need_workload
  * own. DAMON clears accessed bits without a flush and sees a page accessed only when a TLB fill
  * sets the bit again. The emulator's TLB grows to hold the whole hot set and is flushed only
  * when the guest asks, so a loop on a vCPU that nothing else switched to hid every access from
- * DAMON: trixie-rt's reports read the hot set idle for 11 s at 0 MiB/s (docs/mem.md, "What DAMON
- * can see at all"). Changing the range's protection flushes this process's TLB entries, all of
+ * DAMON: trixie-rt's reports read the hot set idle for 11 s at 0 MiB/s (docs/mem.md, "Accesses
+ * the TLB hides"). Changing the range's protection flushes this process's TLB entries, all of
  * them where the range is this long.
  */
 static inline void drop_translations(char *p, size_t len)
