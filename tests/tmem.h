@@ -35,8 +35,18 @@ static pid_t wl_pid; /* the workload: 0 until a scenario needs it (need_workload
  */
 static inline void drop_translations(char *p, size_t len)
 {
+#ifndef __aarch64__
 	if (mprotect(p, len, PROT_READ) || mprotect(p, len, PROT_READ | PROT_WRITE))
 		_exit(1);
+#else
+	/*
+	 * Not on arm64: there the flushes slowed DAMON's clock 9 times (CI: the cold set 1.5 s
+	 * idle after 15 s), past what the idle-time checks allow; its looser bounds (t_mem.c)
+	 * were set for the misses instead.
+	 */
+	(void)p;
+	(void)len;
+#endif
 }
 
 static inline void workload(void)
